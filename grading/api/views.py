@@ -1,0 +1,97 @@
+"""The import API a training loop calls: the same bundle as `manage.py import bundle`."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import BaseParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from grading.services.imports import ImportFailedError, ImportReport, groups_import
+from grading.services.sources import bundle_records
+
+
+class RawBundleParser(BaseParser):
+    """Hands the body through untouched; the bundle reader does its own, line-located parsing."""
+
+    media_type = "*/*"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> bytes:
+        return stream.read() if stream is not None else b""
+
+
+def _as_jsonl(body: bytes) -> bytes:
+    """A JSON array or a single object is accepted too; each element becomes one line."""
+    head = body.lstrip()[:1]
+    if head not in (b"[", b"{"):
+        return body
+    try:
+        value = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return body  # JSON Lines (or broken): let the reader report it by line
+    items = value if isinstance(value, list) else [value]
+    return b"\n".join(json.dumps(item).encode() for item in items) + b"\n"
+
+
+class BundleImportApi(APIView):
+    parser_classes = [RawBundleParser]
+
+    class ProblemSerializer(serializers.Serializer):
+        line = serializers.IntegerField(allow_null=True)
+        field = serializers.CharField()
+        message = serializers.CharField()
+
+    class GroupSerializer(serializers.Serializer):
+        id = serializers.IntegerField(source="group_id")
+        group_id = serializers.CharField(source="external_id", allow_null=True)
+        run = serializers.CharField()
+        step = serializers.IntegerField()
+        task = serializers.CharField()
+        outcome = serializers.CharField()
+
+    class OutputSerializer(serializers.Serializer):
+        summary = serializers.CharField()
+        groups = serializers.ListField(child=serializers.DictField())
+        problems = serializers.ListField(child=serializers.DictField())
+
+    @extend_schema(
+        summary="Import groups (gagar.group.v1)",
+        description="Body: JSON Lines (one group per line), a JSON array of groups, or one group. "
+        "All-or-nothing unless partial=1. Re-sending identical content is a no-op.",
+        parameters=[
+            OpenApiParameter("partial", bool, description="import valid groups, report the rest"),
+            OpenApiParameter("replace", bool, description="overwrite groups whose content changed"),
+        ],
+        request={"application/x-ndjson": bytes},
+        responses={201: OutputSerializer, 200: OutputSerializer, 400: OutputSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        partial = request.query_params.get("partial") in ("1", "true")
+        replace = request.query_params.get("replace") in ("1", "true")
+        body = _as_jsonl(request.data if isinstance(request.data, bytes) else b"")
+        if not body.strip():
+            return Response({"summary": "empty body", "groups": [], "problems": [
+                {"line": None, "field": "", "message": "the body holds no groups"}]},
+                status=status.HTTP_400_BAD_REQUEST)
+        _, records = bundle_records(stream=io.BytesIO(body), source="request", base_dir=None)
+        try:
+            report = groups_import(records=records, partial=partial, replace=replace)
+        except ImportFailedError as exc:
+            return Response(self._output(exc.report), status=status.HTTP_400_BAD_REQUEST)
+        code = status.HTTP_201_CREATED if report.count("created") else status.HTTP_200_OK
+        if report.problems and not report.results:
+            code = status.HTTP_400_BAD_REQUEST
+        return Response(self._output(report), status=code)
+
+    def _output(self, report: ImportReport) -> dict[str, Any]:
+        return {
+            "summary": report.summary(),
+            "groups": [dict(self.GroupSerializer(r).data) for r in report.results],
+            "problems": [dict(self.ProblemSerializer(p).data) for p in report.problems],
+        }

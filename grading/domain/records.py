@@ -1,0 +1,164 @@
+"""Plain records every importer produces and the import service writes.
+
+Importers (native bundle, SWE-bench) parse and validate into these; nothing here touches the
+database, so a whole file can be checked before anything is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from grading.domain.patches import PatchStats
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """One thing wrong with the input, located well enough to fix it."""
+
+    source: str
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class ImportProblemError(Exception):
+    def __init__(self, problem: ImportProblem) -> None:
+        super().__init__(str(problem))
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class PatchRecord:
+    content: bytes
+    stats: PatchStats
+
+
+@dataclass
+class TrajectoryRecord:
+    format: str
+    # Called when the group is written; yields normalized event dicts. Streaming for sidecar
+    # files, so a 200 MB trajectory never sits in memory whole.
+    open_events: Callable[[], Iterator[dict[str, Any]]]
+    content_hash: str
+
+
+@dataclass
+class AttemptRecord:
+    external_id: str
+    status: str
+    test_reward: float
+    test_report: dict[str, Any]
+    test_output: bytes
+    patch: PatchRecord | None
+    trajectory: TrajectoryRecord | None
+    num_turns: int | None
+    tokens_in: int | None
+    tokens_out: int | None
+    agent_system: str = ""
+    agent_model: str = ""
+    agent_family: str = ""
+    agent_metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TaskRecord:
+    external_id: str
+    repo: str
+    repo_url: str
+    base_commit: str
+    problem_statement: str
+    fail_to_pass: list[str]
+    pass_to_pass: list[str]
+    test_command: str
+    test_patch: PatchRecord | None
+    gold_patch: PatchRecord | None
+    metadata: dict[str, Any]
+
+    @property
+    def content_hash(self) -> str:
+        return canonical_hash(
+            {
+                "id": self.external_id,
+                "repo": self.repo,
+                "repo_url": self.repo_url,
+                "base_commit": self.base_commit,
+                "problem_statement": self.problem_statement,
+                "fail_to_pass": self.fail_to_pass,
+                "pass_to_pass": self.pass_to_pass,
+                "test_command": self.test_command,
+                "test_patch": self.test_patch.stats.sha256 if self.test_patch else None,
+                "gold_patch": self.gold_patch.stats.sha256 if self.gold_patch else None,
+                "metadata": self.metadata,
+            }
+        )
+
+
+@dataclass
+class GroupRecord:
+    source: str
+    line: int | None
+    run: str
+    step: int
+    task_id: str
+    task: TaskRecord | None
+    external_id: str | None
+    attempts: list[AttemptRecord]
+    metadata: dict[str, Any]
+
+    @property
+    def content_hash(self) -> str:
+        return canonical_hash(
+            {
+                "run": self.run,
+                "step": self.step,
+                "task": self.task.content_hash if self.task else self.task_id,
+                "group_id": self.external_id,
+                "metadata": self.metadata,
+                "attempts": [
+                    {
+                        "id": a.external_id,
+                        "status": a.status,
+                        "test_reward": a.test_reward,
+                        "test_report": a.test_report,
+                        "test_output": hashlib.sha256(a.test_output).hexdigest(),
+                        "patch": a.patch.stats.sha256 if a.patch else None,
+                        "trajectory": a.trajectory.content_hash if a.trajectory else None,
+                        "counts": [a.num_turns, a.tokens_in, a.tokens_out],
+                        "agent": [a.agent_system, a.agent_model, a.agent_family, a.agent_metadata],
+                    }
+                    for a in self.attempts
+                ],
+            }
+        )
+
+
+def canonical_hash(value: object) -> str:
+    data = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def find_nul(value: object, path: str) -> str | None:
+    """Where a NUL character hides in a JSON value: PostgreSQL text and jsonb refuse it."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if "\x00" in str(key):
+                return f"{path}.{key!r}"
+            found = find_nul(item, f"{path}.{key}")
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = find_nul(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None

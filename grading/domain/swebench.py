@@ -1,0 +1,319 @@
+"""Read SWE-bench style inputs into group records: one group per instance.
+
+Inputs: task records (JSONL or a JSON array), and per system a predictions file (JSONL or a JSON
+array of {instance_id, model_name_or_path, model_patch}), an evaluation report (a run-level
+report with a `resolved` id list, or a folder of per-instance `report.json` files) and optionally
+a folder of trajectories named after the instance.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grading.domain.patches import PatchParseError, parse_patch
+from grading.domain.records import (
+    AttemptRecord,
+    GroupRecord,
+    ImportProblem,
+    ImportProblemError,
+    PatchRecord,
+    TaskRecord,
+    TrajectoryRecord,
+    find_nul,
+)
+from grading.domain.sidecar import file_sha256, stream_file_events
+from grading.domain.trajectories import TrajectoryFormatError, detect_format, iter_events_from_file
+
+_TASK_REQUIRED = ("instance_id", "repo", "problem_statement")
+_TASK_META = ("version", "environment_setup_commit", "hints_text", "created_at")
+
+
+@dataclass(frozen=True)
+class SystemSource:
+    predictions: Path
+    report: Path | None = None
+    label: str | None = None
+    trajectories: Path | None = None
+
+
+@dataclass(frozen=True)
+class _Row:
+    source: str
+    line: int | None
+    field: str  # "$" for JSONL rows, "$[i]" for array items
+    value: Any
+
+
+def _fail(row_or_source: _Row | str, field: str, message: str, line: int | None = None) -> ImportProblemError:
+    if isinstance(row_or_source, _Row):
+        return ImportProblemError(
+            ImportProblem(row_or_source.source, row_or_source.line, row_or_source.field + field, message)
+        )
+    return ImportProblemError(ImportProblem(row_or_source, line, field, message))
+
+
+def read_records(path: Path) -> Iterator[_Row]:
+    """Rows of a JSON Lines file or a JSON array file, located by line or index."""
+    source = str(path)
+    with path.open("rb") as handle:
+        head = handle.read(4096).lstrip()
+    if head.startswith(b"["):
+        try:
+            items = json.loads(path.read_bytes().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise _fail(source, "", f"malformed JSON: {exc}") from exc
+        for index, item in enumerate(items):
+            yield _Row(source, None, f"$[{index}]", item)
+        return
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                item = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise _fail(source, "", f"malformed JSON: {exc}", line_no) from exc
+            yield _Row(source, line_no, "$", item)
+
+
+def _test_list(row: _Row, key: str) -> list[str]:
+    value = row.value.get(key, [])
+    if isinstance(value, str):  # the Hugging Face dataset stores these as JSON strings
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise _fail(row, f".{key}", "neither a list nor a JSON-encoded list") from exc
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(row, f".{key}", "must be a list of test ids")
+    return value
+
+
+def _patch(row: _Row, key: str) -> PatchRecord | None:
+    text = row.value.get(key)
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return None
+    if not isinstance(text, str):
+        raise _fail(row, f".{key}", "must be a string")
+    data = text.encode("utf-8", "surrogatepass")
+    try:
+        return PatchRecord(data, parse_patch(data))
+    except PatchParseError as exc:
+        raise _fail(row, f".{key}", f"not a unified diff unidiff can read: {exc}") from exc
+
+
+def read_tasks(path: Path) -> dict[str, TaskRecord]:
+    tasks: dict[str, TaskRecord] = {}
+    for row in read_records(path):
+        if not isinstance(row.value, dict):
+            raise _fail(row, "", "a task record must be an object")
+        for key in _TASK_REQUIRED:
+            if not isinstance(row.value.get(key), str) or not row.value[key]:
+                raise _fail(row, f".{key}", "required string is missing")
+        nul = find_nul(row.value, "")
+        if nul and not nul.startswith((".patch", ".test_patch")):
+            raise _fail(row, nul, "NUL characters are not allowed here")
+        instance_id = row.value["instance_id"]
+        if instance_id in tasks:
+            raise _fail(row, ".instance_id", f"duplicate task {instance_id!r}")
+        tasks[instance_id] = TaskRecord(
+            external_id=instance_id,
+            repo=row.value["repo"],
+            repo_url=row.value.get("repo_url", ""),
+            base_commit=row.value.get("base_commit", ""),
+            problem_statement=row.value["problem_statement"],
+            fail_to_pass=_test_list(row, "FAIL_TO_PASS"),
+            pass_to_pass=_test_list(row, "PASS_TO_PASS"),
+            test_command=row.value.get("test_cmd", ""),
+            test_patch=_patch(row, "test_patch"),
+            gold_patch=_patch(row, "patch"),
+            metadata={k: row.value[k] for k in _TASK_META if k in row.value},
+        )
+    return tasks
+
+
+@dataclass(frozen=True)
+class _Evaluation:
+    resolved: bool
+    infra_failed: bool
+    report: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Report:
+    evaluations: dict[str, _Evaluation]
+    # What an instance the report does not list means: a run-level report lists only what was
+    # resolved (absent = not resolved); per-instance reports have no default.
+    default: _Evaluation | None
+
+
+def read_report(path: Path) -> _Report:
+    """Per instance: resolved or not. Instances a run-level report never evaluated are infra."""
+    if path.is_dir():
+        evaluations: dict[str, _Evaluation] = {}
+        for report_file in sorted(path.rglob("report.json")):
+            for row in read_records(report_file):
+                if not isinstance(row.value, dict):
+                    raise _fail(row, "", "a per-instance report must map instance ids to results")
+                for instance_id, result in row.value.items():
+                    if not isinstance(result, dict) or not isinstance(result.get("resolved"), bool):
+                        raise _fail(row, f".{instance_id}.resolved", "must be true or false")
+                    evaluations[instance_id] = _Evaluation(
+                        result["resolved"], bool(result.get("infra_failure", False)), result
+                    )
+        return _Report(evaluations, None)
+    rows = list(read_records(path))
+    if len(rows) != 1 or not isinstance(rows[0].value, dict):
+        raise _fail(str(path), "", "expected one JSON object with a `resolved` list")
+    row = rows[0]
+    data = row.value
+    if "resolved" in data and isinstance(data["resolved"], list):
+        resolved = {i for i in data["resolved"] if isinstance(i, str)}
+        with_logs = data.get("with_logs")
+        # With a `with_logs` list, an instance outside it was never evaluated: its label is
+        # unknown, so it is excluded as an infrastructure failure rather than called a failure.
+        evaluated = set(with_logs) | resolved if isinstance(with_logs, list) else None
+        evaluations = {i: _Evaluation(True, False, {}) for i in resolved}
+        if evaluated is not None:
+            evaluations.update({i: _Evaluation(False, False, {}) for i in evaluated - resolved})
+        default = _Evaluation(False, evaluated is not None, {})
+        return _Report(evaluations, default)
+    # A single per-instance report: {instance_id: {"resolved": ...}}
+    evaluations = {}
+    for instance_id, result in data.items():
+        if not isinstance(result, dict) or not isinstance(result.get("resolved"), bool):
+            raise _fail(row, f".{instance_id}", "expected a `resolved` list or per-instance results")
+        evaluations[instance_id] = _Evaluation(
+            result["resolved"], bool(result.get("infra_failure", False)), result
+        )
+    return _Report(evaluations, None)
+
+
+def _trajectory_for(folder: Path | None, instance_id: str, source: str) -> TrajectoryRecord | None:
+    if folder is None:
+        return None
+    candidates = [
+        folder / f"{instance_id}.traj",
+        folder / f"{instance_id}.json",
+        *sorted((folder / instance_id).glob("*.json")),
+    ]
+    path = next((p for p in candidates if p.is_file()), None)
+    if path is None:
+        return None
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(1 << 20)
+        fmt = detect_format(json.loads(head)) if len(head) < (1 << 20) else None
+    except (json.JSONDecodeError, UnicodeDecodeError, TrajectoryFormatError) as exc:
+        raise _fail(source, "trajectory", f"{path}: {exc}") from exc
+    fmt_name = str(fmt) if fmt else "swe-agent"
+    return TrajectoryRecord(
+        format=fmt_name,
+        open_events=lambda: stream_file_events(path, fmt_name, source, None, "trajectory"),
+        content_hash=file_sha256(path),
+    )
+
+
+def read_groups(
+    *, tasks_path: Path, systems: list[SystemSource], run: str, step: int
+) -> Iterator[GroupRecord | ImportProblem]:
+    """One group per instance that has at least one prediction, in task-file order."""
+    try:
+        tasks = read_tasks(tasks_path)
+    except ImportProblemError as exc:
+        yield exc.problem
+        return
+    per_instance: dict[str, list[AttemptRecord]] = {i: [] for i in tasks}
+    labels_seen: set[str] = set()
+    for system in systems:
+        try:
+            yield from _system_attempts(system, tasks, per_instance, labels_seen)
+        except ImportProblemError as exc:
+            yield exc.problem
+    for instance_id, attempts in per_instance.items():
+        if attempts:
+            yield GroupRecord(
+                source=str(tasks_path),
+                line=None,
+                run=run,
+                step=step,
+                task_id=instance_id,
+                task=tasks[instance_id],
+                external_id=None,
+                attempts=attempts,
+                metadata={"import": "swebench"},
+            )
+
+
+def _system_attempts(
+    system: SystemSource,
+    tasks: dict[str, TaskRecord],
+    per_instance: dict[str, list[AttemptRecord]],
+    labels_seen: set[str],
+) -> Iterator[ImportProblem]:
+    report = read_report(system.report) if system.report else None
+    seen_here: set[str] = set()
+    for row in read_records(system.predictions):
+        try:
+            _prediction(row, system, tasks, per_instance, report, seen_here, labels_seen)
+        except ImportProblemError as exc:
+            yield exc.problem
+    labels_seen.update(seen_here)
+
+
+def _prediction(
+    row: _Row,
+    system: SystemSource,
+    tasks: dict[str, TaskRecord],
+    per_instance: dict[str, list[AttemptRecord]],
+    report: _Report | None,
+    seen_here: set[str],
+    labels_seen: set[str],
+) -> None:
+    value = row.value
+    if not isinstance(value, dict):
+        raise _fail(row, "", "a prediction must be an object")
+    instance_id = value.get("instance_id")
+    model = value.get("model_name_or_path")
+    if not isinstance(instance_id, str) or not instance_id:
+        raise _fail(row, ".instance_id", "required string is missing")
+    if not isinstance(model, str) or not model:
+        raise _fail(row, ".model_name_or_path", "required string is missing")
+    if instance_id not in tasks:
+        raise _fail(row, ".instance_id", f"no task record for {instance_id!r}")
+    label = system.label or model
+    if label in labels_seen:
+        raise _fail(
+            row, ".model_name_or_path",
+            f"system {label!r} already came from another predictions file; give each a label",
+        )
+    key = f"{label}\x00{instance_id}"
+    if key in seen_here:
+        raise _fail(row, ".instance_id", f"duplicate prediction for {instance_id!r} by {label!r}")
+    seen_here.add(key)
+    evaluation = None
+    if report is not None:
+        evaluation = report.evaluations.get(instance_id, report.default)
+        if evaluation is None:
+            raise _fail(row, ".instance_id", f"{system.report} has no result for {instance_id!r}")
+    status = "infra_failed" if evaluation and evaluation.infra_failed else "valid"
+    per_instance[instance_id].append(
+        AttemptRecord(
+            external_id=label,
+            status=status,
+            test_reward=1.0 if evaluation and evaluation.resolved else 0.0,
+            test_report=evaluation.report if evaluation else {},
+            test_output=b"",
+            patch=_patch(row, "model_patch"),
+            trajectory=_trajectory_for(system.trajectories, instance_id, row.source),
+            num_turns=None,
+            tokens_in=None,
+            tokens_out=None,
+            agent_system=label,
+            agent_model=model,
+            agent_family=str(value.get("agent_family", "")),
+        )
+    )

@@ -1,0 +1,45 @@
+"""Reads of rollout data, shaped for pages and the API."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db.models import F, QuerySet
+
+from grading.domain.compression import decompress
+from grading.models import Group, Trajectory, TrajectoryChunk
+
+
+def trajectory_events(*, trajectory: Trajectory, start: int = 0, count: int = 100) -> list[dict[str, Any]]:
+    """Events [start, start+count) with their index, decompressing only the chunks that hold them."""
+    stop = start + max(count, 0)
+    if stop <= start or start >= trajectory.event_count:
+        return []
+    chunks = (
+        TrajectoryChunk.objects.annotate(end=F("first_event") + F("event_count"))
+        .filter(trajectory=trajectory, first_event__lt=stop, end__gt=start)
+        .order_by("seq")
+    )
+    events: list[dict[str, Any]] = []
+    for chunk in chunks:
+        lines = decompress(bytes(chunk.data)).splitlines()
+        for offset, line in enumerate(lines):
+            index = chunk.first_event + offset
+            if start <= index < stop:
+                event = json.loads(line)
+                event["index"] = index
+                events.append(event)
+    return events
+
+
+def group_with_attempts(*, group_id: int) -> Group:
+    return (
+        Group.objects.select_related("step__run", "task")
+        .prefetch_related("attempts__patch", "attempts__trajectory")
+        .get(pk=group_id)
+    )
+
+
+def groups_for_listing() -> QuerySet[Group]:
+    return Group.objects.select_related("step__run", "task").order_by("-created_at")

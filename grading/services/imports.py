@@ -1,0 +1,300 @@
+"""Write imported groups. A file is all-or-nothing unless partial import is asked for.
+
+Every group is written inside its own savepoint; in all-or-nothing mode the first problem stops
+writing, the rest of the file is still read so every problem is reported at once, and the outer
+transaction is rolled back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from django.db import IntegrityError, transaction
+
+from grading.domain.compression import compress
+from grading.domain.records import (
+    AttemptRecord,
+    GroupRecord,
+    ImportProblem,
+    ImportProblemError,
+    PatchRecord,
+    TaskRecord,
+)
+from grading.models import Attempt, Group, Patch, PatchFile, Run, Step, Task
+from grading.services.trajectories import trajectory_store
+
+Outcome = Literal["created", "unchanged", "replaced"]
+MAX_REPORTED_PROBLEMS = 200
+
+
+@dataclass
+class GroupResult:
+    group_id: int
+    external_id: str | None
+    run: str
+    step: int
+    task: str
+    outcome: Outcome
+
+
+@dataclass
+class ImportReport:
+    results: list[GroupResult] = field(default_factory=list)
+    problems: list[ImportProblem] = field(default_factory=list)
+    attempts_created: int = 0
+    rolled_back: bool = False
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(1 for r in self.results if r.outcome == outcome)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        head = (
+            f"{self.count('created')} groups created, {self.count('unchanged')} unchanged, "
+            f"{self.count('replaced')} replaced, {self.attempts_created} attempts written"
+        )
+        if self.rolled_back:
+            head = f"nothing written ({len(self.problems)} problems; the file is all-or-nothing)"
+        elif self.problems:
+            head += f"; {len(self.problems)} groups skipped"
+        return head
+
+
+class ImportFailedError(Exception):
+    def __init__(self, report: ImportReport) -> None:
+        super().__init__(report.summary())
+        self.report = report
+
+
+class _Conflict(Exception):
+    pass
+
+
+def groups_import(
+    *,
+    records: Iterable[GroupRecord | ImportProblem],
+    partial: bool = False,
+    replace: bool = False,
+    on_group: Callable[[GroupRecord | ImportProblem], None] | None = None,
+) -> ImportReport:
+    """Write every record; raise ImportFailedError (nothing written) on any problem unless partial."""
+    report = ImportReport()
+    with transaction.atomic():
+        for item in records:
+            if on_group:
+                on_group(item)
+            if isinstance(item, ImportProblem):
+                _note(report, item)
+                continue
+            if report.problems and not partial:
+                continue  # keep reading to report every problem; write nothing more
+            try:
+                with transaction.atomic():
+                    result, attempts = group_write(record=item, replace=replace)
+            except ImportProblemError as exc:
+                _note(report, exc.problem)
+                continue
+            except _Conflict as exc:
+                _note(report, ImportProblem(item.source, item.line, "", str(exc)))
+                continue
+            except IntegrityError as exc:
+                _note(report, ImportProblem(item.source, item.line, "", f"conflict: {exc}"))
+                continue
+            report.results.append(result)
+            report.attempts_created += attempts
+        if report.problems and not partial:
+            report.rolled_back = True
+            report.attempts_created = 0
+            report.results.clear()
+            transaction.set_rollback(True)
+    if report.rolled_back:
+        raise ImportFailedError(report)
+    return report
+
+
+def _note(report: ImportReport, problem: ImportProblem) -> None:
+    if len(report.problems) < MAX_REPORTED_PROBLEMS:
+        report.problems.append(problem)
+
+
+def group_write(*, record: GroupRecord, replace: bool) -> tuple[GroupResult, int]:
+    run, _ = Run.objects.get_or_create(name=record.run)
+    step, _ = Step.objects.get_or_create(run=run, number=record.step)
+    task = _task_for(record, replace=replace)
+    content_hash = record.content_hash
+    outcome: Outcome = "created"
+    existing = Group.objects.filter(step=step, task=task).first()
+    if existing is not None:
+        if existing.content_hash == content_hash:
+            return _result(existing, record, "unchanged"), 0
+        if not replace:
+            raise _Conflict(
+                f"group for task {task.external_id!r} in {run.name!r} step {step.number} already "
+                "exists with different content (re-run with replace to overwrite it)"
+            )
+        existing.delete()
+        outcome = "replaced"
+    if record.external_id:
+        clash = Group.objects.filter(external_id=record.external_id).first()
+        if clash is not None:
+            raise _Conflict(
+                f"group_id {record.external_id!r} already names the group of task "
+                f"{clash.task.external_id!r} in step {clash.step_id}"
+            )
+    group = Group.objects.create(
+        step=step,
+        task=task,
+        external_id=record.external_id,
+        content_hash=content_hash,
+        metadata=record.metadata,
+    )
+    attempts_written = _attempts_write(group, record)
+    return _result(group, record, outcome), attempts_written
+
+
+def _result(group: Group, record: GroupRecord, outcome: Outcome) -> GroupResult:
+    return GroupResult(
+        group_id=group.pk,
+        external_id=group.external_id,
+        run=record.run,
+        step=record.step,
+        task=record.task_id,
+        outcome=outcome,
+    )
+
+
+def _task_for(record: GroupRecord, *, replace: bool) -> Task:
+    existing = Task.objects.filter(external_id=record.task_id).first()
+    if record.task is None:
+        if existing is None:
+            raise ImportProblemError(
+                ImportProblem(
+                    record.source, record.line, "$.task_id", f"unknown task {record.task_id!r}"
+                )
+            )
+        return existing
+    spec = record.task
+    if existing is not None:
+        if existing.content_hash == spec.content_hash:
+            return existing
+        if not replace:
+            raise _Conflict(
+                f"task {spec.external_id!r} already exists with different content "
+                "(re-run with replace to overwrite it)"
+            )
+    values = _task_values(spec)
+    if existing is not None:
+        for key, value in values.items():
+            setattr(existing, key, value)
+        existing.save()
+        return existing
+    return Task.objects.create(external_id=spec.external_id, **values)
+
+
+def _task_values(spec: TaskRecord) -> dict[str, object]:
+    patches = patches_get_or_create([p for p in (spec.test_patch, spec.gold_patch) if p])
+    return {
+        "repo": spec.repo,
+        "repo_url": spec.repo_url,
+        "base_commit": spec.base_commit,
+        "problem_statement": spec.problem_statement,
+        "fail_to_pass": spec.fail_to_pass,
+        "pass_to_pass": spec.pass_to_pass,
+        "test_command": spec.test_command,
+        "test_patch": patches[spec.test_patch.stats.sha256] if spec.test_patch else None,
+        "gold_patch": patches[spec.gold_patch.stats.sha256] if spec.gold_patch else None,
+        "metadata": spec.metadata,
+        "content_hash": spec.content_hash,
+    }
+
+
+def patches_get_or_create(records: list[PatchRecord]) -> dict[str, Patch]:
+    """Store each distinct patch once; safe against a concurrent import of the same bytes."""
+    by_hash = {r.stats.sha256: r for r in records}
+    found = {p.sha256: p for p in Patch.objects.filter(sha256__in=by_hash)}
+    missing = [r for sha, r in by_hash.items() if sha not in found]
+    if missing:
+        Patch.objects.bulk_create(
+            [
+                Patch(
+                    sha256=r.stats.sha256,
+                    content=r.content,
+                    size=r.stats.size,
+                    files_changed=len(r.stats.files),
+                    hunks=r.stats.hunks,
+                    lines_added=r.stats.lines_added,
+                    lines_removed=r.stats.lines_removed,
+                    has_binary=r.stats.has_binary,
+                    touches_tests=r.stats.touches_tests,
+                )
+                for r in missing
+            ],
+            ignore_conflicts=True,
+        )
+        created = {
+            p.sha256: p for p in Patch.objects.filter(sha256__in=[r.stats.sha256 for r in missing])
+        }
+        # A concurrent import of the same patch writes the same (patch, index) rows: ignored.
+        new_files = [
+            PatchFile(
+                patch=created[r.stats.sha256],
+                index=i,
+                source_path=f.source_path[:1024],
+                target_path=f.target_path[:1024],
+                change=f.change,
+                is_binary=f.is_binary,
+                is_test=f.is_test,
+                hunks=f.hunks,
+                lines_added=f.lines_added,
+                lines_removed=f.lines_removed,
+            )
+            for r in missing
+            for i, f in enumerate(r.stats.files)
+        ]
+        PatchFile.objects.bulk_create(new_files, ignore_conflicts=True)
+        found.update(created)
+    return found
+
+
+def _attempts_write(group: Group, record: GroupRecord) -> int:
+    patches = patches_get_or_create([a.patch for a in record.attempts if a.patch])
+    attempts = Attempt.objects.bulk_create(
+        [_attempt_row(group, index, a, patches) for index, a in enumerate(record.attempts)]
+    )
+    if attempts and attempts[0].pk is None:  # backends without RETURNING ids
+        attempts = list(Attempt.objects.filter(group=group).order_by("index"))
+    for attempt, spec in zip(attempts, record.attempts, strict=True):
+        if spec.trajectory is not None:
+            trajectory_store(
+                attempt=attempt,
+                format=spec.trajectory.format,
+                events=spec.trajectory.open_events(),
+                content_hash=spec.trajectory.content_hash,
+            )
+    return len(attempts)
+
+
+def _attempt_row(group: Group, index: int, spec: AttemptRecord, patches: dict[str, Patch]) -> Attempt:
+    return Attempt(
+        group=group,
+        external_id=spec.external_id,
+        index=index,
+        status=spec.status,
+        test_reward=spec.test_reward,
+        test_report=spec.test_report,
+        test_output_z=compress(spec.test_output) if spec.test_output else b"",
+        test_output_size=len(spec.test_output),
+        patch=patches[spec.patch.stats.sha256] if spec.patch else None,
+        num_turns=spec.num_turns,
+        tokens_in=spec.tokens_in,
+        tokens_out=spec.tokens_out,
+        agent_system=spec.agent_system[:255],
+        agent_model=spec.agent_model[:255],
+        agent_family=spec.agent_family[:255],
+        agent_metadata=spec.agent_metadata,
+    )

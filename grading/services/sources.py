@@ -1,0 +1,21 @@
+"""Open import sources (files, uploads) as record streams for `groups_import`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from django.conf import settings
+
+from grading.domain.bundle import BundleReader
+from grading.domain.records import GroupRecord, ImportProblem
+
+
+def bundle_records(
+    *, stream: IO[bytes], source: str, base_dir: Path | None
+) -> tuple[BundleReader, Iterator[GroupRecord | ImportProblem]]:
+    reader = BundleReader(
+        stream, source=source, base_dir=base_dir, max_line_bytes=settings.GAGAR_MAX_LINE_BYTES
+    )
+    return reader, iter(reader)

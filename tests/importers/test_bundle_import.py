@@ -1,0 +1,226 @@
+import base64
+import json
+from io import BytesIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from grading.models import Attempt, Group, Patch, PatchFile, Task, Trajectory
+from grading.selectors import trajectory_events
+from grading.services.imports import ImportFailedError, groups_import
+from grading.services.sources import bundle_records
+from tests.importers.helpers import PATCH, attempt, group, jsonl
+
+pytestmark = pytest.mark.django_db
+
+
+def run_import(data: bytes, *, base_dir: Path | None = None, partial=False, replace=False):
+    _, records = bundle_records(stream=BytesIO(data), source="bundle.jsonl", base_dir=base_dir)
+    return groups_import(records=records, partial=partial, replace=replace)
+
+
+def failed_import(data: bytes, **kwargs) -> list[str]:
+    with pytest.raises(ImportFailedError) as info:
+        run_import(data, **kwargs)
+    return [str(p) for p in info.value.report.problems]
+
+
+def test_it_imports_a_group_with_attempts_patches_and_trajectories():
+    report = run_import(jsonl(group()))
+    assert report.count("created") == 1
+    g = Group.objects.get()
+    assert (g.step.run.name, g.step.number, g.task.external_id) == ("run-1", 0, "t-1")
+    a1, a2 = g.attempts.order_by("index")
+    assert a1.patch is not None and bytes(a1.patch.content) == PATCH.encode()
+    assert (a1.patch.files_changed, a1.patch.lines_added, a1.patch.lines_removed) == (1, 1, 1)
+    assert a2.patch is None and a2.test_reward == 0.0
+    assert a1.test_output() == b"1 passed\n"
+    events = trajectory_events(trajectory=a1.trajectory, start=0, count=10)
+    assert [e["kind"] for e in events] == ["thought", "action", "observation"]
+    assert events[1]["args"] == "cat pkg/sizes.py"
+
+
+def test_reimporting_identical_content_is_a_no_op():
+    run_import(jsonl(group()))
+    report = run_import(jsonl(group()))
+    assert report.count("unchanged") == 1 and report.attempts_created == 0
+    assert Group.objects.count() == 1 and Attempt.objects.count() == 2
+
+
+def test_conflicting_content_is_an_error_unless_replace_is_asked_for():
+    run_import(jsonl(group()))
+    changed = group(attempts=[attempt("a1", test_reward=0.0)])
+    problems = failed_import(jsonl(changed))
+    assert "already exists with different content" in problems[0]
+    assert Attempt.objects.filter(test_reward=1.0).count() == 1  # old content kept
+
+    report = run_import(jsonl(changed), replace=True)
+    assert report.count("replaced") == 1
+    assert list(Attempt.objects.values_list("test_reward", flat=True)) == [0.0]
+
+
+def test_a_file_is_all_or_nothing_and_every_problem_is_reported():
+    bad_schema = group(task_id="t-2")
+    del bad_schema["attempts"][0]["test_reward"]
+    data = jsonl(group(task_id="t-1")) + b"{not json\n" + jsonl(bad_schema)
+    problems = failed_import(data)
+    assert problems[0].startswith("bundle.jsonl:2: malformed JSON")
+    assert problems[1].startswith("bundle.jsonl:3: $.attempts[0]: 'test_reward' is a required")
+    assert Group.objects.count() == 0 and Task.objects.count() == 0 and Patch.objects.count() == 0
+
+
+def test_partial_import_keeps_the_valid_groups_and_reports_the_rest():
+    data = jsonl(group(task_id="t-1")) + b"[1, 2\n" + jsonl(group(task_id="t-3"))
+    report = run_import(data, partial=True)
+    assert report.count("created") == 2
+    assert [p.line for p in report.problems] == [2]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda g: g["attempts"][0].update(status="passed"), "$.attempts[0].status"),
+        (lambda g: g["attempts"][0].update(test_reward=2), "$.attempts[0].test_reward"),
+        (lambda g: g.pop("run"), "'run' is a required property"),
+        (lambda g: g["task"].pop("problem_statement"), "'problem_statement' is a required"),
+        (lambda g: g.update(schema="gagar.group.v2"), "$.schema"),
+        (lambda g: g["attempts"][1].update(id="a1"), "$.attempts[1].id: duplicate attempt id 'a1'"),
+        (lambda g: g["attempts"][0].update(patch="this is not a diff\n"), "$.attempts[0].patch: not a unified diff"),
+        (lambda g: g["attempts"][0].update(patch=PATCH.replace("@@ -1,3 +1,3 @@", "@@ -1,9 +1,9 @@")),
+         "$.attempts[0].patch: not a unified diff unidiff can read"),
+        (lambda g: g["task"].update(problem_statement="a\x00b"), "$.task.problem_statement: NUL"),
+        (lambda g: g["attempts"][0]["trajectory"].update(format="gpt-log"), "$.attempts[0].trajectory.format"),
+        (lambda g: g["attempts"][0]["trajectory"]["events"].append({"kind": "dance"}),
+         "$.attempts[0].trajectory"),
+        (lambda g: g["attempts"][0].update(patch_base64="!!!"), "patch or patch_base64"),
+        (lambda g: (g["attempts"][0].pop("patch"), g["attempts"][0].update(patch_base64="!!!")),
+         "$.attempts[0].patch_base64: invalid base64"),
+        (lambda g: g.update(task_id="t-1"), "either task"),
+    ],
+)
+def test_bad_input_names_line_and_field(mutate, expected):
+    bad = group()
+    mutate(bad)
+    problems = failed_import(jsonl(group(task_id="ok")) + jsonl(bad))
+    assert len(problems) == 1
+    assert problems[0].startswith("bundle.jsonl:2: ")
+    assert expected in problems[0]
+    assert Group.objects.count() == 0
+
+
+def test_non_utf8_bytes_in_a_line_are_a_clear_error():
+    problems = failed_import(jsonl(group()).replace(b"f(1) is wrong", b"f(1) is \xff wrong"))
+    assert "bundle.jsonl:1: not UTF-8" in problems[0]
+
+
+def test_unknown_format_is_refused():
+    problems = failed_import(b'{"schema": "swe-bench.predictions", "instance_id": "x"}\n')
+    assert "bundle.jsonl:1:" in problems[0]
+
+
+def test_patches_with_nul_and_invalid_utf8_are_stored_byte_for_byte():
+    raw = PATCH.encode().replace(b"return n >= 1", b"return n >= 1  # \x00\xff\xfe")
+    record = attempt("a1", patch_base64=base64.b64encode(raw).decode())
+    del record["patch"]
+    run_import(jsonl(group(attempts=[record])))
+    stored = Patch.objects.get()
+    assert bytes(stored.content) == raw
+    assert stored.lines_added == 1
+
+
+def test_nul_inside_a_text_patch_is_kept():
+    text = PATCH.replace("return n >= 1", "return n >= 1  # \x00")
+    run_import(jsonl(group(attempts=[attempt("a1", patch=text)])))
+    assert b"\x00" in bytes(Patch.objects.get().content)
+
+
+def test_crlf_patches_and_lines_are_kept_exactly():
+    crlf = PATCH.replace("\n", "\r\n")
+    data = jsonl(group(attempts=[attempt("a1", patch=crlf)])).replace(b"\n", b"\r\n")
+    run_import(data)
+    patch = Patch.objects.get()
+    assert bytes(patch.content) == crlf.encode()
+    assert PatchFile.objects.get().target_path == "pkg/sizes.py"
+
+
+def test_binary_and_renamed_files_are_recognised():
+    diff = (
+        "diff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..e69de29\n"
+        "Binary files /dev/null and b/logo.png differ\n"
+        "diff --git a/old.py b/tests/new_test.py\nsimilarity index 90%\nrename from old.py\n"
+        "rename to tests/new_test.py\n--- a/old.py\n+++ b/tests/new_test.py\n@@ -1 +1 @@\n-x\n+y\n"
+    )
+    run_import(jsonl(group(attempts=[attempt("a1", patch=diff)])))
+    files = list(PatchFile.objects.order_by("index").values_list("change", "is_binary", "is_test"))
+    assert files == [("added", True, False), ("renamed", False, True)]
+    patch = Patch.objects.get()
+    assert patch.has_binary and patch.touches_tests
+
+
+def test_the_same_patch_is_stored_once():
+    run_import(jsonl(group(task_id="t-1"), group(task_id="t-2")))
+    assert Patch.objects.count() == 1
+    assert Attempt.objects.filter(patch__isnull=False).count() == 2
+
+
+def test_groups_can_refer_to_an_existing_task_by_id():
+    run_import(jsonl(group(task_id="t-1", step=0)))
+    later = group(step=1)
+    del later["task"]
+    later["task_id"] = "t-1"
+    run_import(jsonl(later))
+    assert Group.objects.filter(task__external_id="t-1").count() == 2
+    unknown = dict(later, task_id="t-404", step=2)
+    assert "unknown task 't-404'" in failed_import(jsonl(unknown))[0]
+
+
+def test_a_sidecar_trajectory_streams_from_a_file(tmp_path):
+    traj = {"trajectory": [{"thought": "t", "action": "ls\n", "observation": "a.py", "response": "",
+                            "state": "{}"}] * 3, "history": [], "info": {"exit_status": "submitted"}}
+    (tmp_path / "trajs").mkdir()
+    (tmp_path / "trajs" / "a1.traj").write_text(json.dumps(traj))
+    line = group(attempts=[attempt("a1", trajectory={"format": "swe-agent", "path": "trajs/a1.traj"})])
+    run_import(jsonl(line), base_dir=tmp_path)
+    trajectory = Trajectory.objects.get()
+    assert trajectory.format == "swe-agent" and trajectory.event_count >= 9
+
+
+@pytest.mark.parametrize("path", ["../secret.traj", "/etc/passwd", "trajs/link.traj", "missing.traj"])
+def test_sidecar_paths_cannot_leave_the_bundle_folder(tmp_path, path):
+    (tmp_path / "trajs").mkdir()
+    (tmp_path.parent / "secret.traj").write_text("[]")
+    (tmp_path / "trajs" / "link.traj").symlink_to("/etc/passwd")
+    line = group(attempts=[attempt("a1", trajectory={"format": "chat", "path": path})])
+    problems = failed_import(jsonl(line), base_dir=tmp_path)
+    assert "$.attempts[0].trajectory.path" in problems[0]
+
+
+def test_sidecars_are_refused_when_there_is_no_folder():
+    line = group(attempts=[attempt("a1", trajectory={"format": "chat", "path": "x.json"})])
+    assert "sidecar files are not accepted here" in failed_import(jsonl(line))[0]
+
+
+def test_a_line_over_the_size_limit_is_refused_without_reading_it_whole(settings):
+    settings.GAGAR_MAX_LINE_BYTES = 10_000
+    big = group(task_id="big", attempts=[attempt("a1", test_output="x" * 20_000)])
+    problems = failed_import(jsonl(group(task_id="ok"), big, group(task_id="ok2")))
+    assert len(problems) == 1 and problems[0].startswith("bundle.jsonl:2: line is longer")
+
+
+def test_the_command_prints_a_summary_and_fails_loudly(tmp_path, capsys):
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(jsonl(group()))
+    call_command("import", "bundle", str(good), "--no-progress")
+    assert "1 groups created" in capsys.readouterr().out
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(jsonl(group(task_id="x")) + b"nope\n")
+    with pytest.raises(CommandError, match="nothing was written"):
+        call_command("import", "bundle", str(bad), "--no-progress")
+    assert f"{bad}:2: malformed JSON" in capsys.readouterr().err
+    assert not Task.objects.filter(external_id="x").exists()
+
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("import", "bundle", str(tmp_path / "nope.jsonl"))
