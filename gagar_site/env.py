@@ -24,7 +24,9 @@ def _raw(name: str, environ: Mapping[str, str] | None = None) -> str | None:
         try:
             return Path(file_path).read_text().strip()
         except OSError as exc:
-            raise ImproperlyConfiguredEnv(f"{name}_FILE={file_path!r} cannot be read: {exc}") from exc
+            raise ImproperlyConfiguredEnv(
+                f"{name}_FILE={file_path!r} cannot be read: {exc}"
+            ) from exc
     return env.get(name)
 
 

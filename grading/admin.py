@@ -36,7 +36,9 @@ def _link(obj: Any, label: str | None = None) -> str:
 
 
 def _pre(text: str) -> str:
-    return format_html('<pre style="white-space:pre-wrap;max-height:40em;overflow:auto">{}</pre>', text)
+    return format_html(
+        '<pre style="white-space:pre-wrap;max-height:40em;overflow:auto">{}</pre>', text
+    )
 
 
 @admin.register(Run)
@@ -81,8 +83,17 @@ class AttemptInline(admin.TabularInline[Attempt, Group]):
     extra = 0
     can_delete = False
     show_change_link = True
-    fields = ["external_id", "status", "test_reward", "agent_system", "agent_model", "diffstat",
-              "num_turns", "tokens_in", "tokens_out"]
+    fields = (
+        "external_id",
+        "status",
+        "test_reward",
+        "agent_system",
+        "agent_model",
+        "diffstat",
+        "num_turns",
+        "tokens_in",
+        "tokens_out",
+    )
     readonly_fields = fields
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -93,8 +104,11 @@ class AttemptInline(admin.TabularInline[Attempt, Group]):
         if obj.patch is None:
             return "no patch"
         return format_html(
-            "{} files, +{} −{}{}", obj.patch.files_changed, obj.patch.lines_added,
-            obj.patch.lines_removed, " · touches tests" if obj.patch.touches_tests else "",
+            "{} files, +{} −{}{}",
+            obj.patch.files_changed,
+            obj.patch.lines_added,
+            obj.patch.lines_removed,
+            " · touches tests" if obj.patch.touches_tests else "",
         )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Attempt]:
@@ -103,19 +117,37 @@ class AttemptInline(admin.TabularInline[Attempt, Group]):
 
 @admin.register(Group)
 class GroupAdmin(admin.ModelAdmin[Group]):
-    list_display = ["__str__", "run_name", "step_number", "task_link", "attempt_count",
-                    "passed_count", "created_at"]
+    list_display = [
+        "__str__",
+        "run_name",
+        "step_number",
+        "task_link",
+        "attempt_count",
+        "passed_count",
+        "created_at",
+    ]
     list_filter = ["step__run", "task__repo"]
     search_fields = ["task__external_id", "external_id", "step__run__name"]
     list_select_related = ["step__run", "task"]
-    readonly_fields = ["step", "task_link", "external_id", "content_hash", "metadata", "created_at",
-                       "problem_statement"]
+    readonly_fields = [
+        "step",
+        "task_link",
+        "external_id",
+        "content_hash",
+        "metadata",
+        "created_at",
+        "problem_statement",
+    ]
     exclude = ["task"]
     inlines = [AttemptInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Group]:
-        return super().get_queryset(request).annotate(
-            n_attempts=Count("attempts", distinct=True),
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                n_attempts=Count("attempts", distinct=True),
+            )
         )
 
     @admin.display(description="run", ordering="step__run__name")
@@ -149,8 +181,14 @@ class AttemptAdmin(admin.ModelAdmin[Attempt]):
     list_filter = ["status", "agent_family", "group__step__run"]
     search_fields = ["external_id", "agent_system", "agent_model", "group__task__external_id"]
     list_select_related = ["group__task", "group__step__run"]
-    readonly_fields = ["group_link", "patch_link", "diff", "test_output_text", "trajectory_preview",
-                       "created_at"]
+    readonly_fields = [
+        "group_link",
+        "patch_link",
+        "diff",
+        "test_output_text",
+        "trajectory_preview",
+        "created_at",
+    ]
     exclude = ["group", "patch", "test_output_z"]
 
     @admin.display(description="group")
@@ -187,15 +225,22 @@ def _events_table(trajectory: Trajectory, start: int, count: int) -> str:
         "<tr><td>{}</td><td>{}</td><td>{}</td><td><pre style='white-space:pre-wrap;"
         "max-height:12em;overflow:auto;margin:0'>{}</pre></td></tr>",
         (
-            (e["index"], e.get("kind", ""), e.get("tool") or e.get("role") or "",
-             (e.get("text") or "")[:4000] + (f"\n$ {e['args']}" if e.get("args") else ""))
+            (
+                e["index"],
+                e.get("kind", ""),
+                e.get("tool") or e.get("role") or "",
+                (e.get("text") or "")[:4000] + (f"\n$ {e['args']}" if e.get("args") else ""),
+            )
             for e in events
         ),
     )
     return format_html(
         "<p>{} events, {} bytes ({} stored)</p><table><tr><th>#</th><th>kind</th><th>who</th>"
         "<th>text</th></tr>{}</table>",
-        trajectory.event_count, trajectory.raw_size, trajectory.stored_size, rows,
+        trajectory.event_count,
+        trajectory.raw_size,
+        trajectory.stored_size,
+        rows,
     )
 
 
@@ -203,8 +248,17 @@ class PatchFileInline(admin.TabularInline[PatchFile, Patch]):
     model = PatchFile
     extra = 0
     can_delete = False
-    fields = ["index", "source_path", "target_path", "change", "is_binary", "is_test", "hunks",
-              "lines_added", "lines_removed"]
+    fields = (
+        "index",
+        "source_path",
+        "target_path",
+        "change",
+        "is_binary",
+        "is_test",
+        "hunks",
+        "lines_added",
+        "lines_removed",
+    )
     readonly_fields = fields
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -213,13 +267,31 @@ class PatchFileInline(admin.TabularInline[PatchFile, Patch]):
 
 @admin.register(Patch)
 class PatchAdmin(admin.ModelAdmin[Patch]):
-    list_display = ["sha256", "files_changed", "lines_added", "lines_removed", "has_binary",
-                    "touches_tests", "size"]
+    list_display = [
+        "sha256",
+        "files_changed",
+        "lines_added",
+        "lines_removed",
+        "has_binary",
+        "touches_tests",
+        "size",
+    ]
     list_filter = ["has_binary", "touches_tests"]
     search_fields = ["sha256"]
     exclude = ["content"]
-    readonly_fields = ["sha256", "size", "parse_error", "files_changed", "hunks", "lines_added",
-                       "lines_removed", "has_binary", "touches_tests", "diff", "created_at"]
+    readonly_fields = [
+        "sha256",
+        "size",
+        "parse_error",
+        "files_changed",
+        "hunks",
+        "lines_added",
+        "lines_removed",
+        "has_binary",
+        "touches_tests",
+        "diff",
+        "created_at",
+    ]
     inlines = [PatchFileInline]
 
     @admin.display(description="diff")
@@ -233,8 +305,15 @@ class TrajectoryAdmin(admin.ModelAdmin[Trajectory]):
     list_filter = ["format"]
     list_select_related = ["attempt"]
     exclude = ["attempt"]
-    readonly_fields = ["attempt_link", "format", "event_count", "raw_size", "stored_size", "sha256",
-                       "events"]
+    readonly_fields = [
+        "attempt_link",
+        "format",
+        "event_count",
+        "raw_size",
+        "stored_size",
+        "sha256",
+        "events",
+    ]
 
     @admin.display(description="attempt")
     def attempt_link(self, obj: Trajectory) -> str:

@@ -129,12 +129,12 @@ class PatchFile(models.Model):
             models.UniqueConstraint(fields=["patch", "index"], name="patchfile_unique_index"),
         ]
 
+    def __str__(self) -> str:
+        return self.path
+
     @property
     def path(self) -> str:
         return self.target_path or self.source_path
-
-    def __str__(self) -> str:
-        return self.path
 
 
 class Attempt(models.Model):
@@ -230,6 +230,9 @@ class TrajectoryChunk(models.Model):
             models.UniqueConstraint(fields=["trajectory", "seq"], name="chunk_unique_seq"),
         ]
         indexes = [models.Index(fields=["trajectory", "first_event"], name="chunk_event_lookup")]
+
+    def __str__(self) -> str:
+        return f"chunk {self.seq} of trajectory {self.trajectory_id}"
 
 
 class ApiToken(models.Model):

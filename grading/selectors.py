@@ -11,8 +11,10 @@ from grading.domain.compression import decompress
 from grading.models import Group, Trajectory, TrajectoryChunk
 
 
-def trajectory_events(*, trajectory: Trajectory, start: int = 0, count: int = 100) -> list[dict[str, Any]]:
-    """Events [start, start+count) with their index, decompressing only the chunks that hold them."""
+def trajectory_events(
+    *, trajectory: Trajectory, start: int = 0, count: int = 100
+) -> list[dict[str, Any]]:
+    """Events [start, start+count) with their index; only the chunks holding them are read."""
     stop = start + max(count, 0)
     if stop <= start or start >= trajectory.event_count:
         return []

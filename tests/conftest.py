@@ -28,9 +28,9 @@ def _redis_up() -> bool:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     missing = []
-    if item.get_closest_marker("postgres") and not settings.DATABASES["default"][
-        "ENGINE"
-    ].endswith("postgresql"):
+    if item.get_closest_marker("postgres") and not settings.DATABASES["default"]["ENGINE"].endswith(
+        "postgresql"
+    ):
         missing.append("PostgreSQL (set DATABASE_URL=postgres://…)")
     if item.get_closest_marker("redis") and not _redis_up():
         missing.append("Redis at GAGAR_TEST_REDIS_URL")

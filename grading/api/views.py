@@ -22,7 +22,7 @@ class RawBundleParser(BaseParser):
 
     media_type = "*/*"
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> bytes:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
         return stream.read() if stream is not None else b""
 
 
@@ -76,15 +76,22 @@ class BundleImportApi(APIView):
         replace = request.query_params.get("replace") in ("1", "true")
         body = _as_jsonl(request.data if isinstance(request.data, bytes) else b"")
         if not body.strip():
-            return Response({"summary": "empty body", "groups": [], "problems": [
-                {"line": None, "field": "", "message": "the body holds no groups"}]},
-                status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {
+                    "summary": "empty body",
+                    "groups": [],
+                    "problems": [
+                        {"line": None, "field": "", "message": "the body holds no groups"}
+                    ],
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         _, records = bundle_records(stream=io.BytesIO(body), source="request", base_dir=None)
         try:
             report = groups_import(records=records, partial=partial, replace=replace)
         except ImportFailedError as exc:
             return Response(self._output(exc.report), status=status.HTTP_400_BAD_REQUEST)
-        code = status.HTTP_201_CREATED if report.count("created") else status.HTTP_200_OK
+        code: int = status.HTTP_201_CREATED if report.count("created") else status.HTTP_200_OK
         if report.problems and not report.results:
             code = status.HTTP_400_BAD_REQUEST
         return Response(self._output(report), status=code)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import io
 import json
 from collections.abc import Iterator
 from functools import cache
@@ -33,7 +34,9 @@ from grading.domain.records import (
 from grading.domain.sidecar import file_sha256, stream_file_events
 from grading.domain.trajectories import TrajectoryFormatError, events_from_object
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "formats" / "gagar.group.v1.schema.json"
+SCHEMA_PATH = (
+    Path(__file__).resolve().parents[2] / "docs" / "formats" / "gagar.group.v1.schema.json"
+)
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
@@ -93,8 +96,10 @@ class BundleReader:
             if len(raw) > self.max_line_bytes and not raw.endswith(b"\n"):
                 self._skip_rest_of_line()
                 yield self._problem(
-                    line_no, "", f"line is longer than {self.max_line_bytes} bytes; "
-                    "put large trajectories in sidecar files (trajectory.path)"
+                    line_no,
+                    "",
+                    f"line is longer than {self.max_line_bytes} bytes; "
+                    "put large trajectories in sidecar files (trajectory.path)",
                 )
                 continue
             if not raw.strip():
@@ -146,7 +151,8 @@ class BundleReader:
             field = f"$.attempts[{index}]"
             if item["id"] in seen:
                 raise self._fail(
-                    line, f"{field}.id",
+                    line,
+                    f"{field}.id",
                     f"duplicate attempt id {item['id']!r} (first at attempts[{seen[item['id']]}])",
                 )
             seen[item["id"]] = index
@@ -210,7 +216,9 @@ class BundleReader:
         if nul:
             raise self._fail(line, nul, "NUL characters are not allowed here")
         if "patch_base64" in obj:
-            patch_bytes: bytes | None = self._b64(obj["patch_base64"], line, f"{field}.patch_base64")
+            patch_bytes: bytes | None = self._b64(
+                obj["patch_base64"], line, f"{field}.patch_base64"
+            )
         else:
             text = obj.get("patch")
             patch_bytes = text.encode("utf-8", "surrogatepass") if text else None
@@ -269,3 +277,8 @@ class BundleReader:
         if not resolved.is_file():
             raise self._fail(line, field, f"{relative!r} does not exist")
         return resolved
+
+
+def group_from_object(obj: Any, *, source: str, base_dir: Path | None = None) -> GroupRecord:
+    """Validate one already-parsed group (sample data, tests); raises ImportProblemError."""
+    return BundleReader(io.BytesIO(b""), source=source, base_dir=base_dir).parse_object(obj, None)

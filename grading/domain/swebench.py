@@ -26,7 +26,7 @@ from grading.domain.records import (
     find_nul,
 )
 from grading.domain.sidecar import file_sha256, stream_file_events
-from grading.domain.trajectories import TrajectoryFormatError, detect_format, iter_events_from_file
+from grading.domain.trajectories import TrajectoryFormatError, detect_format
 
 _TASK_REQUIRED = ("instance_id", "repo", "problem_statement")
 _TASK_META = ("version", "environment_setup_commit", "hints_text", "created_at")
@@ -48,10 +48,14 @@ class _Row:
     value: Any
 
 
-def _fail(row_or_source: _Row | str, field: str, message: str, line: int | None = None) -> ImportProblemError:
+def _fail(
+    row_or_source: _Row | str, field: str, message: str, line: int | None = None
+) -> ImportProblemError:
     if isinstance(row_or_source, _Row):
         return ImportProblemError(
-            ImportProblem(row_or_source.source, row_or_source.line, row_or_source.field + field, message)
+            ImportProblem(
+                row_or_source.source, row_or_source.line, row_or_source.field + field, message
+            )
         )
     return ImportProblemError(ImportProblem(row_or_source, line, field, message))
 
@@ -185,7 +189,9 @@ def read_report(path: Path) -> _Report:
     evaluations = {}
     for instance_id, result in data.items():
         if not isinstance(result, dict) or not isinstance(result.get("resolved"), bool):
-            raise _fail(row, f".{instance_id}", "expected a `resolved` list or per-instance results")
+            raise _fail(
+                row, f".{instance_id}", "expected a `resolved` list or per-instance results"
+            )
         evaluations[instance_id] = _Evaluation(
             result["resolved"], bool(result.get("infra_failure", False)), result
         )
@@ -287,7 +293,8 @@ def _prediction(
     label = system.label or model
     if label in labels_seen:
         raise _fail(
-            row, ".model_name_or_path",
+            row,
+            ".model_name_or_path",
             f"system {label!r} already came from another predictions file; give each a label",
         )
     key = f"{label}\x00{instance_id}"

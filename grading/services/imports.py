@@ -82,7 +82,7 @@ def groups_import(
     replace: bool = False,
     on_group: Callable[[GroupRecord | ImportProblem], None] | None = None,
 ) -> ImportReport:
-    """Write every record; raise ImportFailedError (nothing written) on any problem unless partial."""
+    """Write every record. Unless partial, any problem raises ImportFailedError, writing nothing."""
     report = ImportReport()
     with transaction.atomic():
         for item in records:
@@ -279,7 +279,9 @@ def _attempts_write(group: Group, record: GroupRecord) -> int:
     return len(attempts)
 
 
-def _attempt_row(group: Group, index: int, spec: AttemptRecord, patches: dict[str, Patch]) -> Attempt:
+def _attempt_row(
+    group: Group, index: int, spec: AttemptRecord, patches: dict[str, Patch]
+) -> Attempt:
     return Attempt(
         group=group,
         external_id=spec.external_id,

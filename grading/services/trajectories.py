@@ -50,9 +50,12 @@ def trajectory_store(
             pending.clear()
 
     for event in events:
-        line = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode(
-            "utf-8", "surrogatepass"
-        ) + b"\n"
+        line = (
+            json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode(
+                "utf-8", "surrogatepass"
+            )
+            + b"\n"
+        )
         lines.append(line)
         raw_in_chunk += len(line)
         raw_size += len(line)

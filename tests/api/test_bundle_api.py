@@ -15,7 +15,7 @@ URL = "/api/v1/bundles"
 
 @pytest.fixture
 def client_with_token():
-    user = UserFactory()
+    user = UserFactory.create()
     token, secret = api_token_create(user=user, name="loop")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
@@ -94,7 +94,7 @@ def test_it_requires_a_valid_unrevoked_token(client_with_token):
 
 
 def test_tokens_are_stored_hashed(capsys):
-    user = UserFactory(username="loop")
+    user = UserFactory.create(username="loop")
     call_command("create_api_token", "loop")
     secret = capsys.readouterr().out.strip()
     token = ApiToken.objects.get(user=user)

@@ -29,7 +29,13 @@ def attempt(id: str = "a1", **overrides: Any) -> dict[str, Any]:
             "format": "native",
             "events": [
                 {"kind": "thought", "role": "assistant", "text": "look at sizes"},
-                {"kind": "action", "role": "assistant", "text": "", "tool": "bash", "args": "cat pkg/sizes.py"},
+                {
+                    "kind": "action",
+                    "role": "assistant",
+                    "text": "",
+                    "tool": "bash",
+                    "args": "cat pkg/sizes.py",
+                },
                 {"kind": "observation", "role": "tool", "text": "def f(n): ...", "tool": "bash"},
             ],
         },
@@ -42,7 +48,9 @@ def attempt(id: str = "a1", **overrides: Any) -> dict[str, Any]:
     return value
 
 
-def group(task_id: str = "t-1", run: str = "run-1", step: int = 0, **overrides: Any) -> dict[str, Any]:
+def group(
+    task_id: str = "t-1", run: str = "run-1", step: int = 0, **overrides: Any
+) -> dict[str, Any]:
     value: dict[str, Any] = {
         "schema": "gagar.group.v1",
         "run": run,

@@ -87,16 +87,30 @@ def test_partial_import_keeps_the_valid_groups_and_reports_the_rest():
         (lambda g: g["task"].pop("problem_statement"), "'problem_statement' is a required"),
         (lambda g: g.update(schema="gagar.group.v2"), "$.schema"),
         (lambda g: g["attempts"][1].update(id="a1"), "$.attempts[1].id: duplicate attempt id 'a1'"),
-        (lambda g: g["attempts"][0].update(patch="this is not a diff\n"), "$.attempts[0].patch: not a unified diff"),
-        (lambda g: g["attempts"][0].update(patch=PATCH.replace("@@ -1,3 +1,3 @@", "@@ -1,9 +1,9 @@")),
-         "$.attempts[0].patch: not a unified diff unidiff can read"),
+        (
+            lambda g: g["attempts"][0].update(patch="this is not a diff\n"),
+            "$.attempts[0].patch: not a unified diff",
+        ),
+        (
+            lambda g: g["attempts"][0].update(
+                patch=PATCH.replace("@@ -1,3 +1,3 @@", "@@ -1,9 +1,9 @@")
+            ),
+            "$.attempts[0].patch: not a unified diff unidiff can read",
+        ),
         (lambda g: g["task"].update(problem_statement="a\x00b"), "$.task.problem_statement: NUL"),
-        (lambda g: g["attempts"][0]["trajectory"].update(format="gpt-log"), "$.attempts[0].trajectory.format"),
-        (lambda g: g["attempts"][0]["trajectory"]["events"].append({"kind": "dance"}),
-         "$.attempts[0].trajectory"),
+        (
+            lambda g: g["attempts"][0]["trajectory"].update(format="gpt-log"),
+            "$.attempts[0].trajectory.format",
+        ),
+        (
+            lambda g: g["attempts"][0]["trajectory"]["events"].append({"kind": "dance"}),
+            "$.attempts[0].trajectory",
+        ),
         (lambda g: g["attempts"][0].update(patch_base64="!!!"), "patch or patch_base64"),
-        (lambda g: (g["attempts"][0].pop("patch"), g["attempts"][0].update(patch_base64="!!!")),
-         "$.attempts[0].patch_base64: invalid base64"),
+        (
+            lambda g: (g["attempts"][0].pop("patch"), g["attempts"][0].update(patch_base64="!!!")),
+            "$.attempts[0].patch_base64: invalid base64",
+        ),
         (lambda g: g.update(task_id="t-1"), "either task"),
     ],
 )
@@ -177,17 +191,27 @@ def test_groups_can_refer_to_an_existing_task_by_id():
 
 
 def test_a_sidecar_trajectory_streams_from_a_file(tmp_path):
-    traj = {"trajectory": [{"thought": "t", "action": "ls\n", "observation": "a.py", "response": "",
-                            "state": "{}"}] * 3, "history": [], "info": {"exit_status": "submitted"}}
+    traj = {
+        "trajectory": [
+            {"thought": "t", "action": "ls\n", "observation": "a.py", "response": "", "state": "{}"}
+        ]
+        * 3,
+        "history": [],
+        "info": {"exit_status": "submitted"},
+    }
     (tmp_path / "trajs").mkdir()
     (tmp_path / "trajs" / "a1.traj").write_text(json.dumps(traj))
-    line = group(attempts=[attempt("a1", trajectory={"format": "swe-agent", "path": "trajs/a1.traj"})])
+    line = group(
+        attempts=[attempt("a1", trajectory={"format": "swe-agent", "path": "trajs/a1.traj"})]
+    )
     run_import(jsonl(line), base_dir=tmp_path)
     trajectory = Trajectory.objects.get()
     assert trajectory.format == "swe-agent" and trajectory.event_count >= 9
 
 
-@pytest.mark.parametrize("path", ["../secret.traj", "/etc/passwd", "trajs/link.traj", "missing.traj"])
+@pytest.mark.parametrize(
+    "path", ["../secret.traj", "/etc/passwd", "trajs/link.traj", "missing.traj"]
+)
 def test_sidecar_paths_cannot_leave_the_bundle_folder(tmp_path, path):
     (tmp_path / "trajs").mkdir()
     (tmp_path.parent / "secret.traj").write_text("[]")

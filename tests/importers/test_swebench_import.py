@@ -19,8 +19,17 @@ def write_inputs(shared: Path, out: Path) -> list[str]:
     rows = [json.loads(line) for line in (shared / "groups.jsonl").read_text().splitlines()]
     with (out / "tasks.jsonl").open("w") as handle:
         for row in rows:
-            task = {k: row[k] for k in ("instance_id", "repo", "base_commit", "problem_statement",
-                                        "version", "hints_text")}
+            task = {
+                k: row[k]
+                for k in (
+                    "instance_id",
+                    "repo",
+                    "base_commit",
+                    "problem_statement",
+                    "version",
+                    "hints_text",
+                )
+            }
             # Hugging Face stores the test lists as JSON strings; accept both shapes.
             task["FAIL_TO_PASS"] = json.dumps(row["FAIL_TO_PASS"])
             task["PASS_TO_PASS"] = row["PASS_TO_PASS"]
@@ -31,9 +40,13 @@ def write_inputs(shared: Path, out: Path) -> list[str]:
     resolved: dict[str, list[str]] = defaultdict(list)
     for row in rows:
         for c in row["candidates"]:
-            predictions[c["system"]].append({"instance_id": row["instance_id"],
-                                             "model_name_or_path": c["model_name_or_path"],
-                                             "model_patch": c["patch"]})
+            predictions[c["system"]].append(
+                {
+                    "instance_id": row["instance_id"],
+                    "model_name_or_path": c["model_name_or_path"],
+                    "model_patch": c["patch"],
+                }
+            )
             if c["resolved"]:
                 resolved[c["system"]].append(row["instance_id"])
     args = ["--tasks", str(out / "tasks.jsonl"), "--run", "swebench-lite", "--no-progress"]
@@ -51,8 +64,11 @@ def write_inputs(shared: Path, out: Path) -> list[str]:
             for p in preds:
                 inst = folder / "logs" / p["instance_id"]
                 inst.mkdir(parents=True)
-                (inst / "report.json").write_text(json.dumps(
-                    {p["instance_id"]: {"resolved": p["instance_id"] in resolved[system]}}))
+                (inst / "report.json").write_text(
+                    json.dumps(
+                        {p["instance_id"]: {"resolved": p["instance_id"] in resolved[system]}}
+                    )
+                )
             args += ["--report", str(folder / "logs")]
         else:
             (folder / "report.json").write_text(json.dumps({"resolved": resolved[system]}))
@@ -75,18 +91,23 @@ def test_it_imports_the_real_swebench_groups(shared_data, tmp_path):
         group = Group.objects.get(task__external_id=row["instance_id"])
         got = dict(group.attempts.values_list("agent_system", "test_reward"))
         assert got == {c["system"]: float(c["resolved"]) for c in row["candidates"]}
-        patches = {a.agent_system: bytes(a.patch.content).decode() for a in group.attempts.all()}
+        patches = {a.agent_system: a.patch.text for a in group.attempts.all() if a.patch}
         assert patches == {c["system"]: c["patch"] for c in row["candidates"]}
     task = Task.objects.get(external_id="django__django-11099")
-    assert task.fail_to_pass == rows[[r["instance_id"] for r in rows].index(task.external_id)]["FAIL_TO_PASS"]
+    assert (
+        task.fail_to_pass
+        == rows[[r["instance_id"] for r in rows].index(task.external_id)]["FAIL_TO_PASS"]
+    )
     assert task.gold_patch is not None and task.test_patch is not None
 
     # The 15 real trajectories were attached to their candidates.
     manifest = json.loads((shared_data / "trajectories" / "MANIFEST.json").read_text())
     assert Trajectory.objects.count() == len(manifest) == 15
     for entry in manifest:
-        trajectory = Trajectory.objects.get(attempt__agent_system=entry["system"],
-                                            attempt__group__task__external_id=entry["instance_id"])
+        trajectory = Trajectory.objects.get(
+            attempt__agent_system=entry["system"],
+            attempt__group__task__external_id=entry["instance_id"],
+        )
         assert trajectory.event_count > 3
         assert trajectory_events(trajectory=trajectory, start=0, count=2)
 
@@ -99,8 +120,12 @@ def test_it_refuses_predictions_for_unknown_instances(shared_data, tmp_path, cap
     args = write_inputs(shared_data, tmp_path)
     first_preds = Path(args[args.index("--predictions") + 1])
     with first_preds.open("a") as handle:
-        handle.write(json.dumps({"instance_id": "nope__nope-1", "model_name_or_path": "m",
-                                 "model_patch": ""}) + "\n")
+        handle.write(
+            json.dumps(
+                {"instance_id": "nope__nope-1", "model_name_or_path": "m", "model_patch": ""}
+            )
+            + "\n"
+        )
     with pytest.raises(CommandError):
         call_command("import", "swebench", *args)
     assert "no task record for 'nope__nope-1'" in capsys.readouterr().err
@@ -108,31 +133,57 @@ def test_it_refuses_predictions_for_unknown_instances(shared_data, tmp_path, cap
 
 
 def test_it_reports_malformed_predictions_with_file_and_line(tmp_path, capsys):
-    (tmp_path / "tasks.jsonl").write_text(json.dumps(
-        {"instance_id": "a__b-1", "repo": "a/b", "problem_statement": "x"}) + "\n")
+    (tmp_path / "tasks.jsonl").write_text(
+        json.dumps({"instance_id": "a__b-1", "repo": "a/b", "problem_statement": "x"}) + "\n"
+    )
     (tmp_path / "preds.jsonl").write_text(
         json.dumps({"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "garbage"})
-        + "\n{oops\n")
+        + "\n{oops\n"
+    )
     with pytest.raises(CommandError):
-        call_command("import", "swebench", "--tasks", str(tmp_path / "tasks.jsonl"),
-                     "--predictions", str(tmp_path / "preds.jsonl"), "--no-progress")
+        call_command(
+            "import",
+            "swebench",
+            "--tasks",
+            str(tmp_path / "tasks.jsonl"),
+            "--predictions",
+            str(tmp_path / "preds.jsonl"),
+            "--no-progress",
+        )
     err = capsys.readouterr().err
     assert f"{tmp_path / 'preds.jsonl'}:1: $.model_patch: not a unified diff" in err
 
 
 def test_partial_mode_keeps_valid_instances(tmp_path, capsys):
-    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(
-        {"instance_id": i, "repo": "a/b", "problem_statement": "x"}) + "\n" for i in ("a-1", "a-2")))
+    (tmp_path / "tasks.jsonl").write_text(
+        "".join(
+            json.dumps({"instance_id": i, "repo": "a/b", "problem_statement": "x"}) + "\n"
+            for i in ("a-1", "a-2")
+        )
+    )
     good = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
-    (tmp_path / "preds.json").write_text(json.dumps([
-        {"instance_id": "a-1", "model_name_or_path": "m", "model_patch": good},
-        {"instance_id": "a-1", "model_name_or_path": "m", "model_patch": good},
-        {"instance_id": "a-2", "model_name_or_path": "m", "model_patch": good},
-    ]))
+    (tmp_path / "preds.json").write_text(
+        json.dumps(
+            [
+                {"instance_id": "a-1", "model_name_or_path": "m", "model_patch": good},
+                {"instance_id": "a-1", "model_name_or_path": "m", "model_patch": good},
+                {"instance_id": "a-2", "model_name_or_path": "m", "model_patch": good},
+            ]
+        )
+    )
     (tmp_path / "report.json").write_text(json.dumps({"resolved": ["a-2"], "with_logs": ["a-2"]}))
-    call_command("import", "swebench", "--tasks", str(tmp_path / "tasks.jsonl"), "--predictions",
-                 str(tmp_path / "preds.json"), "--report", str(tmp_path / "report.json"),
-                 "--partial", "--no-progress")
+    call_command(
+        "import",
+        "swebench",
+        "--tasks",
+        str(tmp_path / "tasks.jsonl"),
+        "--predictions",
+        str(tmp_path / "preds.json"),
+        "--report",
+        str(tmp_path / "report.json"),
+        "--partial",
+        "--no-progress",
+    )
     assert "$[1].instance_id: duplicate prediction for 'a-1'" in capsys.readouterr().err
     statuses = dict(Attempt.objects.values_list("group__task__external_id", "status"))
     # a-1 was never evaluated (not in with_logs): excluded as infra, not called a failure.

@@ -20,5 +20,5 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=options["username"]).first()
         if user is None:
             raise CommandError(f"no user {options['username']!r}")
-        token, secret = api_token_create(user=user, name=options["name"])
+        _, secret = api_token_create(user=user, name=options["name"])
         self.stdout.write(secret)

@@ -27,31 +27,46 @@ class Command(BaseCommand):
         )
         swe.add_argument("--tasks", type=Path, required=True, help="JSONL or JSON array")
         swe.add_argument(
-            "--predictions", type=Path, action="append", required=True,
+            "--predictions",
+            type=Path,
+            action="append",
+            required=True,
             help="one per system (JSONL or JSON array); repeat for several systems",
         )
         swe.add_argument(
-            "--report", type=Path, action="append", default=[],
+            "--report",
+            type=Path,
+            action="append",
+            default=[],
             help="the evaluation report of the predictions at the same position: a run-level "
             "report.json with a `resolved` list, or a folder of per-instance report.json files",
         )
         swe.add_argument("--label", action="append", default=[], help="system name, by position")
-        swe.add_argument("--trajectories", type=Path, action="append", default=[],
-                         help="folder of <instance_id>.traj/.json files, by position")
+        swe.add_argument(
+            "--trajectories",
+            type=Path,
+            action="append",
+            default=[],
+            help="folder of <instance_id>.traj/.json files, by position",
+        )
         swe.add_argument("--run", default="swebench")
         swe.add_argument("--step", type=int, default=0)
         for p in (bundle, swe):
-            p.add_argument("--partial", action="store_true",
-                           help="import the valid groups and report the rest (default: all or nothing)")
-            p.add_argument("--replace", action="store_true",
-                           help="overwrite groups and tasks whose content changed")
+            p.add_argument(
+                "--partial",
+                action="store_true",
+                help="import the valid groups and report the rest (default: all or nothing)",
+            )
+            p.add_argument(
+                "--replace",
+                action="store_true",
+                help="overwrite groups and tasks whose content changed",
+            )
             p.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["format"] == "bundle":
-            report = self._bundle(options)
-        else:
-            report = self._swebench(options)
+        bundle = options["format"] == "bundle"
+        report = self._bundle(options) if bundle else self._swebench(options)
         for problem in report.problems:
             self.stderr.write(f"  {problem}")
         self.stdout.write(report.summary())
@@ -75,8 +90,14 @@ class Command(BaseCommand):
         size = path.stat().st_size
         with path.open("rb") as handle:
             reader, records = bundle_records(stream=handle, source=str(path), base_dir=path.parent)
-            bar = tqdm(total=size, unit="B", unit_scale=True, desc="import",
-                       disable=options["no_progress"], file=self.stderr)
+            bar = tqdm(
+                total=size,
+                unit="B",
+                unit_scale=True,
+                desc="import",
+                disable=options["no_progress"],
+                file=self.stderr,
+            )
 
             def stream() -> Any:
                 seen = 0

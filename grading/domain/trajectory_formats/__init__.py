@@ -1,0 +1,1 @@
+"""One reader per trajectory format; `grading.domain.trajectories` is the public entry point."""

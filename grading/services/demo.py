@@ -1,0 +1,61 @@
+"""The quick start's sample data: the project's own repository and group, plus demo accounts."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+
+from grading.domain.bundle import group_from_object
+from grading.sample.build import build_repo, load_committed_group
+from grading.services.imports import ImportReport, groups_import
+
+DEMO_USERS = (("admin", True), ("reviewer1", False), ("reviewer2", False))
+
+
+@dataclass(frozen=True)
+class DemoAccount:
+    username: str
+    password: str
+    is_staff: bool
+
+
+def sample_repo_path() -> Path:
+    return Path(settings.GAGAR_REPO_DIR) / "humanize-lite"
+
+
+def sample_load() -> ImportReport:
+    """Build the sample git repository (once) and import the sample group (a no-op when present)."""
+    repo = sample_repo_path()
+    if not (repo / ".git").is_dir():
+        repo.parent.mkdir(parents=True, exist_ok=True)
+        build_repo(repo)
+    group = load_committed_group()
+    group["task"]["repo_url"] = str(repo)
+    return groups_import(records=[group_from_object(group, source="sample")])
+
+
+def demo_accounts_ensure() -> list[DemoAccount]:
+    """Create the demo accounts once; their passwords live in var/ so they survive restarts."""
+    store = Path(settings.VAR_DIR) / "demo-accounts.json"
+    known: dict[str, str] = json.loads(store.read_text()) if store.exists() else {}
+    model = get_user_model()
+    accounts = []
+    for username, is_staff in DEMO_USERS:
+        password = known.get(username) or secrets.token_urlsafe(9)
+        user, created = model.objects.get_or_create(username=username)
+        if created or not user.check_password(password):
+            user.set_password(password)
+        user.is_staff = is_staff
+        user.is_superuser = is_staff
+        user.save()
+        known[username] = password
+        accounts.append(DemoAccount(username, password, is_staff))
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_text(json.dumps(known))
+    store.chmod(0o600)
+    return accounts
