@@ -248,3 +248,34 @@ def test_the_command_prints_a_summary_and_fails_loudly(tmp_path, capsys):
 
     with pytest.raises(CommandError, match="no such file"):
         call_command("import", "bundle", str(tmp_path / "nope.jsonl"))
+
+
+@pytest.mark.slow
+def test_a_200_mb_sidecar_trajectory_imports_with_bounded_memory(tmp_path):
+    import tracemalloc
+
+    step = {"thought": "t" * 2000, "action": "cat a.py\n", "observation": "x = 1\n" * 500,
+            "response": "", "state": "{}"}
+    encoded = json.dumps(step)
+    count = 0
+    with (tmp_path / "big.traj").open("w") as handle:
+        handle.write('{"environment": "swe_main", "trajectory": [')
+        while handle.tell() < 200_000_000:
+            handle.write(("," if count else "") + encoded)
+            count += 1
+        handle.write('], "history": [], "info": {"exit_status": "submitted"}}')
+    line = group(attempts=[attempt("a1", trajectory={"format": "swe-agent", "path": "big.traj"})])
+
+    tracemalloc.start()
+    run_import(jsonl(line), base_dir=tmp_path)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+
+    trajectory = Trajectory.objects.get()
+    assert trajectory.raw_size > 200_000_000
+    # Three events a step, plus the footer with the exit status (the history is empty).
+    assert trajectory.event_count == 3 * count + 1
+    assert peak < 64 * 1024 * 1024, f"peak {peak / 1e6:.0f} MB while importing a 200 MB file"
+    last = trajectory_events(trajectory=trajectory, start=trajectory.event_count - 3, count=3)
+    assert [e["index"] for e in last] == [3 * count - 2, 3 * count - 1, 3 * count]
+    assert [e["kind"] for e in last] == ["action", "observation", "message"]

@@ -1,0 +1,172 @@
+"""The offline heuristic grader: a Backend that needs no model (SPEC §5).
+
+It drives the same tools as a model would — list candidates, read each diff, test results and
+trajectory errors — then submits a verdict from `heuristic_rules`. Its verdict goes through
+`check_verdict` like any other. It only ever extracts numbers, paths and literals from tool
+output, so instructions planted in untrusted content cannot steer it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from grading.grader.backends.base import Completion, Message, ToolCall, ToolSpec
+from grading.grader.heuristic_rules import Features, extract, literals, score_group
+from grading.grader.inputs import Rubric
+from grading.grader.patchinfo import parse_patch
+from grading.grader.toolspecs import SUBMIT
+
+_BLOCK = re.compile(r'<untrusted source="([^"]*)">\n(.*?)\n</untrusted>', re.DOTALL)
+_CAND_LINE = re.compile(r"^([A-Z]{1,2}): (passed|failed), .*events=(\d+)", re.MULTILINE)
+_NEXT_PAGE = re.compile(r"^\[truncated: .*call again with start=(\d+)\]$", re.MULTILINE)
+_GUTTER = re.compile(r"^[ \d]{5,} [ \d]{5,} \|(.*)$")
+_EVENT = re.compile(r"^#(\d+) \[([\w.-]+)( error)?\]")
+
+
+def _trusted(content: str) -> str:
+    return _BLOCK.sub("", content)
+
+
+def _blocks(content: str, source: str | None = None) -> list[str]:
+    return [body for src, body in _BLOCK.findall(content) if source is None or src == source]
+
+
+@dataclass
+class _State:
+    """What the conversation so far tells the heuristic (rebuilt on every call)."""
+
+    calls: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # id -> (name, args)
+    results: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)
+    user_text: str = ""
+    final: bool = False
+    has_repo: bool = False
+
+
+def _read(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> _State:
+    st = _State()
+    for m in messages:
+        if m.role == "assistant":
+            for c in m.tool_calls:
+                st.calls[c.id] = (c.name, c.arguments or {})
+        elif m.role == "tool" and m.tool_call_id in st.calls:
+            name, args = st.calls[m.tool_call_id]
+            st.results.append((name, args, m.content))
+        elif m.role == "user" and not st.user_text:
+            st.user_text = m.content
+    st.final = [t.name for t in tools] == [SUBMIT]
+    st.has_repo = "is available as tree 'base'" in _trusted(st.user_text)
+    return st
+
+
+def _diff_text(pages: list[str]) -> str:
+    # view_diff lines are "<pre> <post> |<diff line>"; drop the line-number gutter.
+    lines = []
+    for page in pages:
+        for body in _blocks(page):
+            lines += [m.group(1) for m in map(_GUTTER.match, body.split("\n")) if m]
+    return "\n".join(lines) + "\n"
+
+
+class HeuristicBackend:
+    name = "heuristic"
+    model = "heuristic-v1"
+
+    def __init__(self, rubric: Rubric | None = None) -> None:
+        self.rubric = rubric or Rubric()
+        self._n = 0
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        max_output_tokens: int,
+        temperature: float,
+        seed: int | None,
+    ) -> Completion:
+        st = _read(messages, tools)
+        calls = [] if st.final else self._next_calls(st)
+        if not calls:
+            calls = [(SUBMIT, {"verdict": self._verdict(st)})]
+        tool_calls = []
+        for name, args in calls:
+            self._n += 1
+            tool_calls.append(ToolCall(id=f"h{self._n}", name=name, arguments=args))
+        return Completion(Message("assistant", "", tuple(tool_calls)), 0, 0, 0.0, "tool_use")
+
+    def _next_calls(self, st: _State) -> list[tuple[str, dict[str, Any]]]:
+        done = {(n, tuple(sorted(a.items()))) for n, a in st.calls.values()}
+        listing = next((c for n, _, c in st.results if n == "list_candidates"), None)
+        if listing is None:
+            return [] if ("list_candidates", ()) in done else [("list_candidates", {})]
+        todo: list[tuple[str, dict[str, Any]]] = []
+        for alias, _, _ in _CAND_LINE.findall(_trusted(listing)):
+            todo += [
+                ("view_diff", {"candidate": alias}),
+                ("view_test_results", {"candidate": alias}),
+                ("search_trajectory", {"candidate": alias, "query": "error", "max_results": 100}),
+            ]
+        for name, args, content in st.results:
+            m = _NEXT_PAGE.search(_trusted(content)) if name == "view_diff" else None
+            if m:
+                todo.append(
+                    ("view_diff", {"candidate": args["candidate"], "start": int(m.group(1))})
+                )
+        if st.has_repo:
+            todo += [
+                ("read_file", {"tree": "base", "path": p})
+                for p in sorted(_test_files(st.user_text))
+            ]
+        return [(n, a) for n, a in todo if (n, tuple(sorted(a.items()))) not in done]
+
+    def _verdict(self, st: _State) -> dict[str, Any]:
+        listing = next((c for n, _, c in st.results if n == "list_candidates"), "")
+        test_text = "\n".join(
+            _blocks(st.user_text, "test patch") + _blocks(st.user_text, "FAIL_TO_PASS")
+        )
+        test_text += "\n".join(b for n, _, c in st.results if n == "read_file" for b in _blocks(c))
+        test_lits = literals(test_text) | {
+            part
+            for t in _blocks(st.user_text, "FAIL_TO_PASS")
+            for part in re.findall(r"\[([^\]]+)\]", t)
+        }
+        feats: dict[str, Features] = {}
+        for alias, status, events in _CAND_LINE.findall(_trusted(listing)):
+            pages = [
+                c for n, a, c in st.results if n == "view_diff" and a.get("candidate") == alias
+            ]
+            errors = {
+                int(m.group(1))
+                for n, a, c in st.results
+                if n == "search_trajectory" and a.get("candidate") == alias
+                for b in _blocks(c)
+                for m in map(_EVENT.match, b.split("\n"))
+                if m and (m.group(3) or m.group(2).lower() == "error")
+            }
+            feats[alias] = extract(
+                alias,
+                status == "passed",
+                parse_patch(_diff_text(pages)),
+                events=int(events),
+                error_events=errors,
+                test_literals=test_lits,
+                test_paths=_test_files(st.user_text),
+            )
+        return score_group(feats, self.rubric)
+
+
+def _test_files(user_text: str) -> set[str]:
+    """Files of the FAIL_TO_PASS / PASS_TO_PASS tests and of the test patch."""
+    paths = set()
+    for src in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+        for block in _blocks(user_text, src):
+            for test_id in block.split("\n"):
+                path = test_id.split("::", 1)[0].strip()
+                if path.endswith(".py"):
+                    paths.add(path)
+    for block in _blocks(user_text, "test patch"):
+        paths |= {ln[6:].strip() for ln in block.split("\n") if ln.startswith("+++ b/")}
+    return {p for p in paths if p and ".." not in p and not p.startswith("/")}

@@ -1,0 +1,322 @@
+"""Deterministic rubric scoring from diff features, used by the offline heuristic grader.
+
+Signals (SPEC §5): diff size and spread against the group's median, files touched outside the
+passing candidates' consensus, test-file edits (test tampering), literals from the tests special-
+cased in the code (hard-coding), leftover debug prints and reproduction scripts, trajectory errors.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from grading.grader.inputs import CRITERIA, Rubric
+from grading.grader.patchinfo import FileDiff, PatchIndex
+
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_tests?\.py$|(^|/)conftest\.py$|\.(spec|test)\.[jt]sx?$"
+)
+_REPRO_NAME = re.compile(r"^(reproduce|repro|debug|scratch|tmp|test_repro)[^/]*$", re.IGNORECASE)
+_DEBUG_LINE = re.compile(r"^\s*(print\(|breakpoint\(\)|import pdb|pdb\.set_trace|console\.log\()")
+_LIT = r"""(?P<lit>'[^'\n]*'|"[^"\n]*"|-?\d+(?:\.\d+)?)"""
+_SPECIAL_CASE = [
+    re.compile(rf"(==|!=|\bin\b|\bis\b)\s*\(?\s*{_LIT}"),
+    re.compile(rf"{_LIT}\s*(==|!=)"),
+    re.compile(rf"\breturn\s+{_LIT}\s*$"),
+]
+_ANY_LIT = re.compile(_LIT)
+_TRIVIAL_NUMBERS = {"-1", "0", "1", "2"}
+
+
+def is_test_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
+
+
+def literals(text: str) -> set[str]:
+    """String and number literals of some code, quotes stripped, trivial ones dropped."""
+    out = set()
+    for m in _ANY_LIT.finditer(text):
+        lit = _normal(m.group("lit"))
+        if lit is not None:
+            out.add(lit)
+    return out
+
+
+def _normal(lit: str) -> str | None:
+    if lit[0] in "'\"":
+        inner = lit[1:-1]
+        return inner if len(inner) >= 2 else None
+    return None if lit in _TRIVIAL_NUMBERS else lit
+
+
+@dataclass
+class Features:
+    alias: str
+    passed: bool
+    patch: PatchIndex
+    events: int = 0
+    error_events: list[int] = field(default_factory=list)
+    core_files: list[str] = field(default_factory=list)  # not tests, not reproduction scripts
+    size: int = 0  # added + removed lines in core files
+    tampered: list[FileDiff] = field(default_factory=list)
+    hardcoded: list[tuple[str, int]] = field(default_factory=list)
+    debug: list[tuple[str, int]] = field(default_factory=list)
+    repro: list[FileDiff] = field(default_factory=list)
+
+
+def extract(
+    alias: str,
+    passed: bool,
+    patch: PatchIndex,
+    *,
+    events: int,
+    error_events: Iterable[int],
+    test_literals: set[str],
+    test_paths: set[str],
+) -> Features:
+    f = Features(alias, passed, patch, events=events, error_events=sorted(error_events))
+    for path, fd in sorted(patch.files.items()):
+        base_name = path.rsplit("/", 1)[-1]
+        official = path in test_paths or (fd.source_path or "") in test_paths
+        # Adding new tests is fine; changing the official tests or existing test lines is not.
+        if official or (is_test_path(path) and not fd.is_new and fd.removed):
+            f.tampered.append(fd)
+        elif fd.is_new and _REPRO_NAME.match(base_name):
+            f.repro.append(fd)
+        elif not is_test_path(path):
+            f.core_files.append(path)
+            f.size += len(fd.added) + len(fd.removed)
+            f.hardcoded += _special_cases(fd, test_literals)
+            f.debug += [
+                (path, n) for n, text in sorted(fd.added.items()) if _DEBUG_LINE.match(text)
+            ]
+    return f
+
+
+def _special_cases(fd: FileDiff, test_literals: set[str]) -> list[tuple[str, int]]:
+    # A literal already present in the removed lines was there before: not special-casing.
+    before = literals("\n".join(fd.removed.values()))
+    hits = []
+    for n, text in sorted(fd.added.items()):
+        code = text.split("#", 1)[0]
+        for rx in _SPECIAL_CASE:
+            m = rx.search(code)
+            lit = _normal(m.group("lit")) if m else None
+            if lit is not None and lit in test_literals and lit not in before:
+                hits.append((fd.path, n))
+                break
+    return hits
+
+
+def _run(numbers: Iterable[int], limit: int = 10) -> tuple[int, int]:
+    """The first run of consecutive line numbers, at most `limit` long."""
+    ns = sorted(numbers)
+    end = ns[0]
+    while end + 1 in ns and end - ns[0] + 1 < limit:
+        end += 1
+    return ns[0], end
+
+
+class _Evidence:
+    def __init__(self) -> None:
+        self.table: dict[str, dict[str, Any]] = {}
+
+    def add(self, ev: dict[str, Any]) -> str:
+        for key, existing in self.table.items():
+            if existing == ev:
+                return key
+        key = f"E{len(self.table) + 1}"
+        self.table[key] = ev
+        return key
+
+    def code(self, alias: str, fd: FileDiff, line: int | None = None) -> str:
+        if line is not None:
+            start, end = line, line
+            side = "post"
+        elif fd.added:
+            (start, end), side = _run(fd.added), "post"
+        else:
+            (start, end), side = _run(fd.removed), "pre"
+        path = fd.path if side == "post" else (fd.source_path or fd.path)
+        return self.add(
+            {
+                "type": "code",
+                "candidate": alias,
+                "path": path,
+                "line_start": start,
+                "line_end": end,
+                "side": side,
+            }
+        )
+
+
+def score_group(feats: Mapping[str, Features], rubric: Rubric) -> dict[str, Any]:
+    """A complete gagar.verdict.v1 verdict (aliases) for the passing candidates in `feats`."""
+    passing = [f for f in feats.values() if f.passed]
+    median = statistics.median([f.size for f in passing]) if passing else 0
+    err_median = statistics.median([len(f.error_events) for f in passing]) if passing else 0
+    touched: dict[str, int] = {}
+    for f in passing:
+        for path in f.core_files:
+            touched[path] = touched.get(path, 0) + 1
+    ev = _Evidence()
+    cands: dict[str, Any] = {}
+    for f in sorted(passing, key=lambda x: x.alias):
+        outside = [p for p in f.core_files if len(passing) > 1 and touched[p] * 2 < len(passing)]
+        cands[f.alias] = _score_one(f, outside, max(median, 1), err_median, ev, rubric)
+    ordering = _rank(cands)
+    ties: dict[tuple[int, int], list[str]] = {}
+    for a in ordering:
+        ties.setdefault((cands[a]["tier"], cands[a]["rank_in_tier"]), []).append(a)
+    return {
+        "schema": "gagar.verdict.v1",
+        "candidates": cands,
+        "ordering": ordering,
+        "ties": [t for t in ties.values() if len(t) > 1],
+        "reorder_notes": [],
+        "evidence": ev.table,
+        "confidence": 0.5,
+    }
+
+
+def _score_one(
+    f: Features, outside: list[str], median: float, err_median: float, ev: _Evidence, rubric: Rubric
+) -> dict[str, Any]:
+    s = dict.fromkeys(CRITERIA, 5)
+    why: dict[str, list[str]] = {c: [] for c in CRITERIA}
+    cite: dict[str, list[str]] = {c: [] for c in CRITERIA}
+    issues: list[dict[str, Any]] = []
+    files = f.patch.files
+    biggest = max(
+        (files[p] for p in f.core_files), key=lambda d: len(d.added) + len(d.removed), default=None
+    )
+    size_ev = (
+        [ev.code(f.alias, biggest)]
+        if biggest is not None and (biggest.added or biggest.removed)
+        else []
+    )
+
+    def lower(c: str, to: int, reason: str, ids: list[str]) -> None:
+        s[c] = max(1, min(s[c], to))
+        why[c].append(reason)
+        cite[c] += [i for i in ids if i not in cite[c]]
+
+    ratio = f.size / median
+    size_score = 1 if ratio > 10 else 2 if ratio > 6 else 3 if ratio > 4 else 4 if ratio > 2 else 5
+    if size_score < 5:
+        reason = f"{f.size} changed lines, {ratio:.1f}x the group median"
+        lower("minimality_of_changes", size_score, reason, size_ev)
+    if ratio > 4:
+        lower("approach_suitability", 3, "very large change for the task", size_ev)
+    if outside:
+        out_ev = [ev.code(f.alias, files[p]) for p in outside[:3]]
+        lower(
+            "unintended_side_effects",
+            3 if len(outside) == 1 else 2,
+            f"touches files no other passing candidate needed: {', '.join(outside[:5])}",
+            out_ev,
+        )
+        lower(
+            "minimality_of_changes",
+            s["minimality_of_changes"] - 1,
+            "changes outside the consensus files",
+            out_ev,
+        )
+        lower("codebase_consistency", 4, "spreads the change beyond the consensus files", out_ev)
+        lower("approach_suitability", 4, "changes more than the task's root cause", out_ev)
+    if f.tampered:
+        t_ev = [ev.code(f.alias, fd) for fd in f.tampered[:3]]
+        issues.append(
+            {
+                "category": "test_tampering",
+                "description": "edits the tests that decide pass/fail: "
+                + ", ".join(fd.path for fd in f.tampered[:5]),
+                "evidence": t_ev,
+            }
+        )
+        lower("unintended_side_effects", 1, "modifies existing tests", t_ev)
+        lower("approach_suitability", 1, "passes by changing the tests", t_ev)
+    if f.hardcoded:
+        h_ev = [ev.code(f.alias, files[p], n) for p, n in f.hardcoded[:3]]
+        issues.append(
+            {
+                "category": "hardcoding",
+                "description": "special-cases literal values that appear in the tests",
+                "evidence": h_ev,
+            }
+        )
+        lower(
+            "approach_suitability", 1, "special-cases test inputs instead of fixing the cause", h_ev
+        )
+        lower("implementation_precision", 2, "hard-coded values from the tests", h_ev)
+    if f.debug:
+        d_ev = [ev.code(f.alias, files[p], n) for p, n in f.debug[:3]]
+        lower(
+            "implementation_precision",
+            s["implementation_precision"] - 1,
+            "leftover debug output",
+            d_ev,
+        )
+        lower("codebase_consistency", 3, "leftover debug output", d_ev)
+    if f.repro:
+        r_ev = [ev.code(f.alias, fd) for fd in f.repro[:3]]
+        lower(
+            "minimality_of_changes",
+            s["minimality_of_changes"] - 1,
+            "leaves reproduction scripts in the repository",
+            r_ev,
+        )
+        lower("codebase_consistency", 3, "leaves reproduction scripts in the repository", r_ev)
+    if len(f.error_events) > max(2, 2 * err_median):
+        e_ev = [
+            ev.add({"type": "trajectory", "candidate": f.alias, "event_index": i})
+            for i in f.error_events[:3]
+        ]
+        lower(
+            "implementation_precision",
+            s["implementation_precision"] - 1,
+            f"{len(f.error_events)} error events in the trajectory",
+            e_ev,
+        )
+
+    weighted = rubric.weighted(s)
+    tier = 3 if issues else (1 if weighted >= 4.5 else 2)
+    scores = {
+        c: {
+            "score": s[c],
+            "rationale": "; ".join(why[c]) or "no concern found",
+            "evidence": cite[c],
+        }
+        for c in CRITERIA
+    }
+    tier_ev = [] if tier == 1 else sorted({i for c in CRITERIA for i in cite[c]} | set(size_ev))
+    return {
+        "scores": scores,
+        "weighted_score": round(weighted, 6),
+        "severe_issues": issues,
+        "exploit_suspected": bool(f.tampered or f.hardcoded),
+        "tier": tier,
+        "rank_in_tier": 0,  # set by _rank
+        "summary": f"{len(f.core_files)} file(s), {f.size} changed lines; "
+        + ("; ".join(i["category"] for i in issues) or "no severe issue"),
+        "evidence": tier_ev,
+    }
+
+
+def _rank(cands: dict[str, Any]) -> list[str]:
+    """Order by tier, then weighted score; equal scores tie (competition ranking: 1, 1, 3)."""
+    ordering = sorted(cands, key=lambda a: (cands[a]["tier"], -cands[a]["weighted_score"], a))
+    prev: tuple[int, float] | None = None
+    pos = 0
+    for a in ordering:
+        tier, w = cands[a]["tier"], cands[a]["weighted_score"]
+        pos = 1 if prev is None or prev[0] != tier else pos + 1
+        if prev is None or (tier, w) != prev:
+            cands[a]["rank_in_tier"] = pos
+        else:
+            cands[a]["rank_in_tier"] = cands[ordering[ordering.index(a) - 1]]["rank_in_tier"]
+        prev = (tier, w)
+    return ordering

@@ -1,0 +1,108 @@
+"""Plain inputs of one grader run, filled by the service layer from the database.
+
+Nothing here knows about Django: the service copies rows into these dataclasses and the loop
+reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Event = Mapping[str, Any]
+# Either the events themselves or a reader `(start, count) -> events` so that long trajectories
+# can stay compressed in the database until the grader asks for a slice.
+TrajectorySource = Sequence[Event] | Callable[[int, int], Sequence[Event]]
+
+CRITERIA: tuple[str, ...] = (
+    "approach_suitability",
+    "implementation_precision",
+    "minimality_of_changes",
+    "unintended_side_effects",
+    "codebase_consistency",
+)
+
+
+@dataclass(frozen=True)
+class TaskInput:
+    problem_statement: str
+    repo_path: Path | None
+    base_commit: str
+    test_command: str = ""
+    fail_to_pass: Sequence[str] = ()
+    pass_to_pass: Sequence[str] = ()
+    # The tests that decide pass/fail, when the task ships them as a patch (SWE-bench style).
+    test_patch: str = ""
+
+
+@dataclass(frozen=True)
+class CandidateInput:
+    key: str  # opaque to the grader, e.g. the attempt's primary key as a string
+    patch: str
+    passed: bool
+    status: str = "valid"
+    test_output: str = ""
+    test_report: Mapping[str, Any] = field(default_factory=dict)
+    trajectory: TrajectorySource = ()
+    num_turns: int | None = None
+    tokens: int | None = None
+    # Needed only when `trajectory` is a reader; otherwise len(trajectory) is used.
+    num_events: int | None = None
+
+    def event_slice(self, start: int, count: int) -> list[Event]:
+        if start < 0 or count <= 0:
+            return []
+        if callable(self.trajectory):
+            return list(self.trajectory(start, count))
+        return list(self.trajectory[start : start + count])
+
+    def event_count(self) -> int:
+        if not callable(self.trajectory):
+            return len(self.trajectory)
+        if self.num_events is not None:
+            return self.num_events
+        return sum(1 for _ in self.iter_events())
+
+    def iter_events(self, chunk: int = 200) -> Iterator[tuple[int, Event]]:
+        start = 0
+        while True:
+            events = self.event_slice(start, chunk)
+            for offset, event in enumerate(events):
+                yield start + offset, event
+            if len(events) < chunk:
+                return
+            start += chunk
+
+
+@dataclass(frozen=True)
+class GroupInput:
+    task: TaskInput
+    candidates: Sequence[CandidateInput]
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """Weights of the five criteria (SPEC §5); the articles publish none, so default equal."""
+
+    weights: Mapping[str, float] = field(default_factory=lambda: dict.fromkeys(CRITERIA, 1.0))
+
+    def __post_init__(self) -> None:
+        if set(self.weights) != set(CRITERIA):
+            raise ValueError(f"rubric weights must name exactly {CRITERIA}")
+        if any(w < 0 for w in self.weights.values()) or sum(self.weights.values()) <= 0:
+            raise ValueError("rubric weights must be non-negative with a positive sum")
+
+    def weighted(self, scores: Mapping[str, float]) -> float:
+        total = sum(self.weights.values())
+        return sum(self.weights[c] * scores[c] for c in CRITERIA) / total
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_steps: int = 40  # backend calls
+    max_input_tokens: int = 600_000
+    max_output_tokens: int = 60_000
+    wall_seconds: float = 1800.0
+    max_output_tokens_per_call: int = 4096

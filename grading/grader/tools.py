@@ -1,0 +1,272 @@
+"""The grader's read-only tools over one group, with a log of every call.
+
+Every piece of content that came from a candidate, the task or the tests is wrapped by
+`render.untrusted`; the text outside the wrapper is ours. Output is capped per call.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from grading.grader import render
+from grading.grader.inputs import CandidateInput, GroupInput
+from grading.grader.patchinfo import PatchIndex, parse_patch
+from grading.grader.sandbox.base import Limits, Sandbox, SandboxError
+from grading.grader.toolspecs import tool_specs
+from grading.grader.tree_tools import grep, list_files, read_file
+from grading.grader.workspace import BASE, PathRefused, Workspace
+
+LOG_OUTPUT_CAP = 4_000  # what the tool log keeps of each result
+
+
+class ToolError(Exception):
+    """A tool call the model can fix (bad alias, missing file); sent back as an error result."""
+
+
+@dataclass
+class ToolLogEntry:
+    index: int
+    name: str
+    arguments: Any
+    output: str
+    duration_s: float
+    is_error: bool = False
+    command: str | None = None
+    tree: str | None = None
+    exit_code: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class ToolResult:
+    content: str
+    is_error: bool
+    entry: ToolLogEntry
+
+
+def make_aliases(n: int) -> list[str]:
+    letters = string.ascii_uppercase
+    return [letters[i] if i < 26 else letters[i // 26 - 1] + letters[i % 26] for i in range(n)]
+
+
+def assign_aliases(candidates: Sequence[CandidateInput], seed: int) -> dict[str, CandidateInput]:
+    """alias -> candidate, shuffled by the run's seed so that position carries no signal."""
+    order = list(candidates)
+    random.Random(seed).shuffle(order)
+    return dict(zip(make_aliases(len(order)), order, strict=True))
+
+
+@dataclass
+class Toolbox:
+    group: GroupInput
+    candidates: Mapping[str, CandidateInput]  # alias -> candidate
+    workspace: Workspace | None = None
+    sandbox: Sandbox | None = None
+    limits: Limits = field(default_factory=Limits)
+    output_cap: int = render.OUTPUT_CAP
+    log: list[ToolLogEntry] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.diffs: dict[str, PatchIndex] = {
+            a: parse_patch(c.patch) for a, c in self.candidates.items()
+        }
+        self._validators = {
+            s.name: Draft202012Validator(s.parameters)
+            for s in tool_specs(with_sandbox=self.sandbox is not None)
+        }
+
+    # -- dispatch ---------------------------------------------------------------------------
+
+    def call(self, name: str, arguments: Any) -> ToolResult:
+        started = time.monotonic()
+        entry = ToolLogEntry(len(self.log), name, arguments, "", 0.0)
+        try:
+            content = self._dispatch(name, arguments, entry)
+        except (ToolError, PathRefused) as exc:
+            content, entry.is_error = f"error: {exc}", True
+        except KeyError as exc:
+            content, entry.is_error = f"error: unknown tree or candidate {exc}", True
+        entry.duration_s = round(time.monotonic() - started, 4)
+        entry.output = content[:LOG_OUTPUT_CAP]
+        self.log.append(entry)
+        return ToolResult(content, entry.is_error, entry)
+
+    def record(self, name: str, arguments: Any, output: str, *, is_error: bool) -> ToolLogEntry:
+        """Log a call handled outside the toolbox (submit_verdict)."""
+        entry = ToolLogEntry(len(self.log), name, arguments, output[:LOG_OUTPUT_CAP], 0.0, is_error)
+        self.log.append(entry)
+        return entry
+
+    def _dispatch(self, name: str, args: Any, entry: ToolLogEntry) -> str:
+        validator = self._validators.get(name)
+        if validator is None or name == "submit_verdict":
+            raise ToolError(f"no tool named {name!r}")
+        errors = [e.message for e in validator.iter_errors(args)]
+        if errors:
+            raise ToolError("invalid arguments: " + "; ".join(errors[:5]))
+        handler = getattr(self, f"_t_{name}")
+        result: str = handler(entry=entry, **args)
+        return result
+
+    def _cand(self, alias: str) -> CandidateInput:
+        if alias not in self.candidates:
+            raise ToolError(f"no candidate {alias!r}; aliases are {', '.join(self.candidates)}")
+        return self.candidates[alias]
+
+    def _tree(self, name: str) -> Any:
+        if self.workspace is None:
+            raise ToolError("the repository is not available for this group")
+        if name != BASE:
+            self._cand(name)
+            if name in self.workspace.apply_errors:
+                raise ToolError(f"candidate {name}'s patch does not apply; only its diff exists")
+        return self.workspace.tree(name)
+
+    def _wrap(self, source: str, text: str, *, head_tail: bool = False) -> str:
+        body, note = (render.cap_head_tail if head_tail else render.cap)(text, self.output_cap)
+        return render.untrusted(source, body) + (f"\n{note}" if note else "")
+
+    # -- tools ------------------------------------------------------------------------------
+
+    def _t_list_candidates(self, *, entry: ToolLogEntry) -> str:
+        lines, files = [], []
+        for alias, cand in self.candidates.items():
+            d = self.diffs[alias]
+            apply = self.workspace.apply_errors.get(alias) if self.workspace else None
+            lines.append(
+                f"{alias}: {'passed' if cand.passed else 'failed'}, status={cand.status}, "
+                f"files={len(d.files)}, +{d.added}/-{d.removed}, hunks={d.hunks}, "
+                f"turns={cand.num_turns if cand.num_turns is not None else '?'}, "
+                f"tokens={cand.tokens if cand.tokens is not None else '?'}, "
+                f"events={cand.event_count()}" + (", patch does not apply" if apply else "")
+            )
+            files.append(f"{alias}: " + ", ".join(d.files))
+        return "\n".join(lines) + "\n" + self._wrap("files touched", "\n".join(files))
+
+    def _t_list_files(
+        self, *, tree: str, path: str = "", depth: int = 2, entry: ToolLogEntry
+    ) -> str:
+        return self._wrap(f"{tree} tree listing", list_files(self._tree(tree), path, depth))
+
+    def _t_read_file(
+        self, *, tree: str, path: str, start: int = 1, end: int = 0, entry: ToolLogEntry
+    ) -> str:
+        header, body = read_file(self._tree(tree), path, max(start, 1), end)
+        return header + "\n" + self._wrap(f"{tree} tree {path}", body)
+
+    def _t_grep(
+        self, *, tree: str, pattern: str, path: str = "", max_results: int = 50, entry: ToolLogEntry
+    ) -> str:
+        return self._wrap(f"{tree} tree search", grep(self._tree(tree), pattern, path, max_results))
+
+    def _t_view_diff(
+        self, *, candidate: str, file: str | None = None, start: int = 1, entry: ToolLogEntry
+    ) -> str:
+        patch = self._cand(candidate).patch
+        if file is not None:
+            chunks = render.split_file_diffs(patch)
+            if file not in chunks:
+                raise ToolError(f"candidate {candidate}'s diff does not touch {file!r}")
+            patch = chunks[file]
+        lines = render.diff_with_gutter(patch)
+        shown: list[str] = []
+        size = 0
+        for line in lines[start - 1 :]:
+            if size + len(line) + 1 > self.output_cap and shown:
+                break
+            shown.append(line)
+            size += len(line) + 1
+        head = f"diff of candidate {candidate} (columns: pre line, post line | diff line)"
+        note = ""
+        last = start - 1 + len(shown)
+        if last < len(lines):
+            note = (
+                f"\n[truncated: diff lines {start}-{last} of {len(lines)}; "
+                f"call again with start={last + 1}]"
+            )
+        return (
+            head + "\n" + render.untrusted(f"candidate {candidate} diff", "\n".join(shown)) + note
+        )
+
+    def _t_compare_diffs(self, *, a: str, b: str, entry: ToolLogEntry) -> str:
+        self._cand(a), self._cand(b)
+        da, db = self.diffs[a], self.diffs[b]
+        ca, cb = (
+            render.split_file_diffs(self.candidates[a].patch),
+            render.split_file_diffs(self.candidates[b].patch),
+        )
+        rows = []
+        for path in sorted(set(da.files) | set(db.files)):
+            fa, fb = da.files.get(path), db.files.get(path)
+            sa = f"+{len(fa.added)}/-{len(fa.removed)}" if fa else "-"
+            sb = f"+{len(fb.added)}/-{len(fb.removed)}" if fb else "-"
+            same = " identical" if fa and fb and ca.get(path) == cb.get(path) else ""
+            rows.append(f"{path}: {a} {sa} | {b} {sb}{same}")
+        return f"compare {a} vs {b} (per file: added/removed lines)\n" + self._wrap(
+            f"candidates {a} and {b} file list", "\n".join(rows)
+        )
+
+    def _t_view_trajectory(
+        self, *, candidate: str, start: int = 0, count: int = 20, entry: ToolLogEntry
+    ) -> str:
+        cand = self._cand(candidate)
+        events = cand.event_slice(start, count)
+        total = cand.event_count()
+        body = "\n".join(render.render_event(start + i, e) for i, e in enumerate(events))
+        head = f"trajectory of {candidate}: events {start}-{start + len(events) - 1} of {total}"
+        return head + "\n" + self._wrap(f"candidate {candidate} trajectory", body)
+
+    def _t_search_trajectory(
+        self, *, candidate: str, query: str, max_results: int = 20, entry: ToolLogEntry
+    ) -> str:
+        cand, q, hits = self._cand(candidate), query.lower(), []
+        for i, event in cand.iter_events():
+            kind = render.event_kind(event).lower()
+            error = q == "error" and render.is_error_event(event)
+            if kind == q or error or q in render.event_text(event, 100_000).lower():
+                hits.append(render.render_event(i, event))
+                if len(hits) >= max_results:
+                    break
+        head = f"{len(hits)} matching events in {candidate}'s trajectory (max {max_results})"
+        return head + "\n" + self._wrap(f"candidate {candidate} trajectory search", "\n".join(hits))
+
+    def _t_view_test_results(self, *, candidate: str, entry: ToolLogEntry) -> str:
+        cand = self._cand(candidate)
+        outcome = "passed" if cand.passed else "failed"
+        head = f"candidate {candidate}: tests {outcome}, status={cand.status}"
+        report = render.compact_json(dict(cand.test_report)) if cand.test_report else "(no report)"
+        return (
+            head
+            + "\n"
+            + self._wrap(f"candidate {candidate} test report", report)
+            + "\n"
+            + self._wrap(f"candidate {candidate} test output", cand.test_output, head_tail=True)
+        )
+
+    def _t_run_check(self, *, tree: str, command: str, entry: ToolLogEntry) -> str:
+        if self.sandbox is None or self.workspace is None:
+            raise ToolError("no sandbox is configured for this run")
+        workdir = self._tree(tree)
+        entry.command, entry.tree = command, tree
+        try:
+            res = self.sandbox.run(command, workdir, self.limits)
+        except SandboxError as exc:
+            raise ToolError(f"sandbox unavailable: {exc}") from exc
+        finally:
+            # A check may write files; later reads must see the candidate's tree as submitted.
+            self.workspace.restore(tree)
+        entry.exit_code = res.exit_code
+        head = f"exit code: {res.exit_code}" + (" (timed out)" if res.timed_out else "")
+        head += f", {res.duration_s:.1f}s" + (
+            ", output truncated by sandbox" if res.truncated else ""
+        )
+        return head + "\n" + self._wrap(f"check output in {tree}", res.output, head_tail=True)

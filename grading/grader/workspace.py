@@ -1,0 +1,173 @@
+"""Materialize a group's trees on disk: the base commit once, then each candidate's post-patch tree.
+
+Everything lives under one temporary directory: a `git clone --shared` of the task's repository (so
+the source repository is never written to) plus one detached worktree per candidate. The patch is
+committed inside the throwaway worktree so that a check that scribbles on the tree can be undone
+with `git reset --hard` + `git clean`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+
+BASE = "base"
+_GIT_ID = [
+    "-c",
+    "user.name=gagar",
+    "-c",
+    "user.email=gagar@localhost",
+    "-c",
+    "commit.gpgsign=false",
+]
+
+
+class WorkspaceError(Exception):
+    """The base tree could not be materialized (bad repository or commit)."""
+
+
+class PathRefused(ValueError):
+    """A tool asked for a path outside its tree."""
+
+
+def _git(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *_GIT_ID, *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def resolve_in_tree(root: Path, rel: str) -> Path:
+    """Resolve `rel` under `root`; refuse absolute paths, `..`, `.git` and escaping symlinks."""
+    if not rel or rel in (".", "/"):
+        return root.resolve()
+    pure = PurePosixPath(rel.replace("\\", "/"))
+    if pure.is_absolute() or rel.startswith("~"):
+        raise PathRefused(f"absolute paths are not allowed: {rel!r}")
+    if ".." in pure.parts:
+        raise PathRefused(f"'..' is not allowed: {rel!r}")
+    if pure.parts and pure.parts[0] == ".git":
+        raise PathRefused("the .git directory is not part of the tree")
+    real_root = root.resolve()
+    target = (real_root / pure).resolve()
+    # resolve() follows symlinks, so a link pointing outside the tree lands outside real_root.
+    if target != real_root and real_root not in target.parents:
+        raise PathRefused(f"path leaves the tree: {rel!r}")
+    return target
+
+
+class Workspace:
+    def __init__(self, root: Path, *, owns_root: bool) -> None:
+        self.root = root
+        self._owns_root = owns_root
+        self.trees: dict[str, Path] = {}
+        self.apply_errors: dict[str, str] = {}
+
+    @classmethod
+    def create(
+        cls,
+        repo_path: Path,
+        base_commit: str,
+        patches: Mapping[str, str],
+        *,
+        root: Path | None = None,
+    ) -> Workspace:
+        """Check out `base_commit` and one tree per (name -> patch); names are candidate aliases."""
+        owns = root is None
+        ws = cls(
+            Path(tempfile.mkdtemp(prefix="gagar-ws-")) if root is None else root, owns_root=owns
+        )
+        try:
+            ws._make_base(repo_path, base_commit)
+            for name, patch in patches.items():
+                ws._make_candidate(name, patch, base_commit)
+        except BaseException:
+            ws.cleanup()
+            raise
+        return ws
+
+    def _make_base(self, repo_path: Path, base_commit: str) -> None:
+        base = self.root / BASE
+        res = _git(
+            self.root, "clone", "--quiet", "--shared", "--no-checkout", str(repo_path), str(base)
+        )
+        if res.returncode != 0:
+            raise WorkspaceError(f"git clone failed: {res.stderr.strip()}")
+        res = _git(base, "checkout", "--quiet", "--detach", base_commit)
+        if res.returncode != 0:
+            raise WorkspaceError(f"git checkout {base_commit} failed: {res.stderr.strip()}")
+        self.trees[BASE] = base
+
+    def _make_candidate(self, name: str, patch: str, base_commit: str) -> None:
+        if name == BASE:
+            raise ValueError("'base' is reserved for the base tree")
+        tree = self.root / f"cand-{name}"
+        res = _git(
+            self.trees[BASE], "worktree", "add", "--quiet", "--detach", str(tree), base_commit
+        )
+        if res.returncode != 0:
+            raise WorkspaceError(f"git worktree add failed: {res.stderr.strip()}")
+        self.trees[name] = tree
+        if patch.strip():
+            text = patch if patch.endswith("\n") else patch + "\n"
+            res = _git(tree, "apply", "--whitespace=nowarn", "-", stdin=text)
+            if res.returncode != 0:
+                # The candidate keeps a pristine base tree; the error is shown to the grader.
+                self.apply_errors[name] = res.stderr.strip() or "git apply failed"
+                return
+        _git(tree, "add", "-A")
+        _git(tree, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", f"candidate {name}")
+
+    def tree(self, name: str) -> Path:
+        if name not in self.trees:
+            raise KeyError(name)
+        return self.trees[name]
+
+    def resolve(self, name: str, rel: str) -> Path:
+        return resolve_in_tree(self.tree(name), rel)
+
+    def restore(self, name: str) -> None:
+        """Undo whatever a check wrote into a tree."""
+        tree = self.tree(name)
+        _git(tree, "reset", "--quiet", "--hard")
+        _git(tree, "clean", "-q", "-fdx")
+
+    def line_count(self, name: str, rel: str) -> int | None:
+        """Number of lines of a file in a tree, or None when the file is missing or refused."""
+        try:
+            path = self.resolve(name, rel)
+        except (PathRefused, KeyError):
+            return None
+        if not path.is_file():
+            return None
+        with path.open("rb") as fh:
+            data = fh.read()
+        return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+    def cleanup(self) -> None:
+        if self._owns_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+        else:
+            for tree in list(self.trees.values()):
+                shutil.rmtree(tree, ignore_errors=True)
+        self.trees.clear()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.cleanup()

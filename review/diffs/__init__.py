@@ -1,0 +1,41 @@
+"""Side-by-side diff rendering, pure Python (no Django, Celery or ORM).
+
+Pipeline, after Review Board's diffviewer: `parse` splits a unified diff into files and hunks,
+`layout` turns a file into old/new line sequences and side-by-side rows, `highlight` lexes each
+side once with Pygments and splits it into per-line HTML (with intra-line change marks),
+and `html` folds long unchanged runs and writes the table. `render` holds the entry points;
+`signatures` fingerprints hunks to compare candidates.
+"""
+
+from review.diffs.parse import ChangeKind, FileDiff, Hunk, Line, decode_diff, parse_patch
+from review.diffs.render import (
+    RENDERER_VERSION,
+    RenderedFile,
+    RenderOptions,
+    cache_key,
+    compare_files,
+    file_id_for,
+    render_file,
+    render_patch,
+)
+from review.diffs.signatures import HunkSignature, hunk_signatures, shared_changes
+
+__all__ = [
+    "RENDERER_VERSION",
+    "ChangeKind",
+    "FileDiff",
+    "Hunk",
+    "HunkSignature",
+    "Line",
+    "RenderOptions",
+    "RenderedFile",
+    "cache_key",
+    "compare_files",
+    "decode_diff",
+    "file_id_for",
+    "hunk_signatures",
+    "parse_patch",
+    "render_file",
+    "render_patch",
+    "shared_changes",
+]

@@ -1,0 +1,231 @@
+"""Per-line HTML for one side of a file: Pygments tokens, our own escaping, intra-line marks.
+
+Like Review Board, each side is lexed once as a whole (so multi-line strings and comments are
+coloured correctly) and then split into lines. Unlike using `HtmlFormatter` and splitting its
+output, we walk the token stream ourselves: every character of text goes through `escape_text`
+here, and intra-line change marks become extra classes on the spans we emit, so they can never
+cut through markup.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping, Sequence
+from difflib import SequenceMatcher
+from functools import lru_cache
+
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_for_filename
+from pygments.lexers._mapping import LEXERS
+from pygments.lexers.special import TextLexer
+from pygments.token import STANDARD_TYPES, _TokenType
+from pygments.util import ClassNotFound
+
+Ranges = Sequence[tuple[int, int]]
+
+# Class added to spans inside an intra-line change; the hyphen keeps it clear of Pygments' names.
+INTRA_CLASS = "d-chg"
+
+# Control characters would be invisible (or, for NUL, dropped by browsers); show control
+# pictures instead. Bidi overrides are made visible so "Trojan Source" code cannot hide.
+_VISIBLE = {i: 0x2400 + i for i in range(32) if i != 9}
+_VISIBLE[0x7F] = 0x2421
+_BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
+for _ch in _BIDI:
+    _VISIBLE[ord(_ch)] = 0xFFFD
+_NEEDS_VISIBLE = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f{_BIDI}]")
+_WORD = re.compile(r"\w+|\s+|[^\w\s]")
+_CLASS_OK = re.compile(r"[A-Za-z0-9_-]*")
+_MAX_INTRALINE_CHARS = 2_000
+_MIN_SIMILARITY = 0.4
+
+
+def display_text(raw: str) -> str:
+    """The text of one diff line as shown: no trailing CR, control characters made visible."""
+    if raw.endswith("\r"):
+        raw = raw[:-1]
+    if _NEEDS_VISIBLE.search(raw):
+        raw = raw.translate(_VISIBLE)
+    return raw
+
+
+def escape_text(text: str) -> str:
+    # Text nodes only need &, < and >; attribute values are escaped separately with quotes.
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@lru_cache(maxsize=1024)
+def _css_class(ttype: _TokenType) -> str:
+    """Pygments' short CSS class for a token type (same rule as HtmlFormatter)."""
+    suffix = ""
+    name = STANDARD_TYPES.get(ttype)
+    while name is None:
+        suffix = ttype[-1] + suffix
+        ttype = ttype.parent
+        name = STANDARD_TYPES.get(ttype)
+    cls = str(name + suffix)
+    # Whitespace spans carry no colour; leaving them out makes the HTML smaller.
+    if cls == "w" or not _CLASS_OK.fullmatch(cls):
+        return ""
+    return cls
+
+
+def _special_names() -> re.Pattern[str]:
+    """Pygments' file patterns that are not a plain `*.ext` (Makefile, *.html.j2, ...)."""
+    plain = re.compile(r"\*\.[A-Za-z0-9_+-]+")
+    special = [
+        fnmatch.translate(pattern)
+        for _module, _name, _aliases, patterns, _mimes in LEXERS.values()
+        for pattern in patterns
+        if not plain.fullmatch(pattern)
+    ]
+    return re.compile("|".join(special) or "(?!)")
+
+
+_SPECIAL_NAMES = _special_names()
+
+
+@lru_cache(maxsize=512)
+def _lexer_for_name(name: str) -> Lexer:
+    try:
+        return get_lexer_for_filename(name)
+    except ClassNotFound:
+        return TextLexer()
+
+
+def lexer_for(path: str) -> Lexer:
+    """Lexer by file name. Pygments' lookup scans every lexer (~6 ms), so plain `*.ext` names
+    share one cached lookup per extension instead of one per file."""
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    if dot <= 0 or _SPECIAL_NAMES.match(name):
+        return _lexer_for_name(name)
+    return _lexer_for_name("x" + name[dot:])
+
+
+def intraline_ranges(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Character ranges that differ between a paired old/new line, found word by word.
+
+    Lines that share too little (similarity below 0.4) get no marks: the whole row is already
+    marked as changed and per-word noise would not help the reader.
+    """
+    if old == new or len(old) + len(new) > _MAX_INTRALINE_CHARS:
+        return [], []
+    a, b = _WORD.findall(old), _WORD.findall(new)
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    if matcher.ratio() < _MIN_SIMILARITY:
+        return [], []
+    a_off, b_off = _offsets(a), _offsets(b)
+    old_ranges: list[tuple[int, int]] = []
+    new_ranges: list[tuple[int, int]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if i2 > i1:
+            _add_range(old_ranges, a_off[i1], a_off[i2])
+        if j2 > j1:
+            _add_range(new_ranges, b_off[j1], b_off[j2])
+    return old_ranges, new_ranges
+
+
+def _offsets(tokens: list[str]) -> list[int]:
+    out, pos = [0], 0
+    for tok in tokens:
+        pos += len(tok)
+        out.append(pos)
+    return out
+
+
+def _add_range(ranges: list[tuple[int, int]], start: int, end: int) -> None:
+    if ranges and ranges[-1][1] == start:
+        ranges[-1] = (ranges[-1][0], end)
+    else:
+        ranges.append((start, end))
+
+
+def _span(cls: str, text: str) -> str:
+    return f'<span class="{cls}">{escape_text(text)}</span>' if cls else escape_text(text)
+
+
+def _emit_marked(parts: list[str], cls: str, text: str, col: int, ranges: Ranges) -> None:
+    """Emit `text` (starting at column `col`) split where intra-line ranges begin and end."""
+    end = col + len(text)
+    pos = col
+    for start, stop in ranges:
+        if stop <= pos or start >= end:
+            continue
+        if start > pos:
+            parts.append(_span(cls, text[pos - col : start - col]))
+            pos = start
+        cut = min(stop, end)
+        marked = f"{cls} {INTRA_CLASS}" if cls else INTRA_CLASS
+        parts.append(_span(marked, text[pos - col : cut - col]))
+        pos = cut
+    if pos < end:
+        parts.append(_span(cls, text[pos - col :]))
+
+
+def plain_lines(lines: Sequence[str], marks: Mapping[int, Ranges]) -> list[str]:
+    out: list[str] = []
+    for idx, text in enumerate(lines):
+        ranges = marks.get(idx)
+        if ranges:
+            parts: list[str] = []
+            _emit_marked(parts, "", text, 0, ranges)
+            out.append("".join(parts))
+        else:
+            out.append(escape_text(text))
+    return out
+
+
+def highlighted_lines(
+    lines: Sequence[str], path: str, marks: Mapping[int, Ranges]
+) -> list[str] | None:
+    """Lex the side once and split it into per-line HTML; None if the lexer misbehaved."""
+    if not lines:
+        return []
+    text = "\n".join(lines) + "\n"
+    out: list[str] = []
+    parts: list[str] = []
+    # Adjacent tokens of one class are merged into one span (as HtmlFormatter does).
+    pend_cls, pend = "", ""
+    idx, col = 0, 0
+    ranges = marks.get(0)
+    seen = 0
+    try:
+        # get_tokens_unprocessed skips Pygments' input rewriting (BOM, CR, tabs), so token
+        # offsets line up with our text exactly.
+        for _, ttype, value in lexer_for(path).get_tokens_unprocessed(text):
+            seen += len(value)
+            cls = _css_class(ttype)
+            pieces = value.split("\n") if "\n" in value else (value,)
+            for k, piece in enumerate(pieces):
+                if k:
+                    if pend:
+                        parts.append(_span(pend_cls, pend))
+                        pend = ""
+                    out.append("".join(parts))
+                    parts = []
+                    idx, col = idx + 1, 0
+                    ranges = marks.get(idx)
+                if not piece:
+                    continue
+                if ranges:
+                    if pend:
+                        parts.append(_span(pend_cls, pend))
+                        pend = ""
+                    _emit_marked(parts, cls, piece, col, ranges)
+                elif cls == pend_cls:
+                    pend += piece
+                else:
+                    if pend:
+                        parts.append(_span(pend_cls, pend))
+                    pend_cls, pend = cls, piece
+                col += len(piece)
+    except Exception:
+        # A lexer bug must not break the page; the caller falls back to plain text.
+        return None
+    if seen != len(text) or len(out) != len(lines) or parts or pend:
+        return None
+    return out

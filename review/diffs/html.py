@@ -1,0 +1,127 @@
+"""HTML for one file's side-by-side table.
+
+Built with f-strings rather than Django templates: this package must not import Django, and a
+template render per row costs far more than the highlighting itself. Every interpolated value is
+either an int, a hex file id, an attribute escaped with `escape_attr`, or per-line HTML from
+`highlight.py` (which escapes all text itself). No inline event handlers: the page script finds
+expand buttons by `data-expand` and line cells by `data-side`/`data-line`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+from review.diffs.layout import Chunk, Row
+
+_CELL_CLASS = {
+    "equal": ("eq", "eq"),
+    "replace": ("del", "ins"),
+    "delete": ("del", "empty"),
+    "insert": ("empty", "ins"),
+}
+_NO_NEWLINE = '<span class="d-nonl" title="No newline at end of file">\u2424</span>'
+
+
+def escape_attr(value: str) -> str:
+    return escape(value, quote=True)
+
+
+@dataclass(frozen=True, slots=True)
+class SideHtml:
+    """Per-line HTML of both sides plus the positions lacking a final newline."""
+
+    old: Sequence[str]
+    new: Sequence[str]
+    old_no_newline: frozenset[int]
+    new_no_newline: frozenset[int]
+
+
+def _cell(side: str, no: int | None, pos: int | None, cls: str, html: str, nonl: bool) -> str:
+    if no is None or pos is None:
+        return '<td class="d-ln"></td><td class="d-code empty"></td>'
+    extra = _NO_NEWLINE if nonl else ""
+    return (
+        f'<td class="d-ln" data-side="{side}" data-line="{no}">{no}</td>'
+        f'<td class="d-code {cls}" data-side="{side}" data-line="{no}">{html}{extra}</td>'
+    )
+
+
+def _row(row: Row, sides: SideHtml) -> str:
+    old_cls, new_cls = _CELL_CLASS[row.kind]
+    old_html = sides.old[row.old_pos] if row.old_pos is not None else ""
+    new_html = sides.new[row.new_pos] if row.new_pos is not None else ""
+    return (
+        f'<tr class="d-{row.kind}">'
+        + _cell(
+            "old",
+            row.old_no,
+            row.old_pos,
+            old_cls,
+            old_html,
+            row.old_pos in sides.old_no_newline,
+        )
+        + _cell(
+            "new",
+            row.new_no,
+            row.new_pos,
+            new_cls,
+            new_html,
+            row.new_pos in sides.new_no_newline,
+        )
+        + "</tr>"
+    )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def render_table(
+    *,
+    file_id: str,
+    path: str,
+    title: str,
+    chunks: Sequence[Chunk],
+    sides: SideHtml,
+    page: int,
+    message: str = "",
+) -> str:
+    """The `<table>` for one file page. `title` and `message` are plain text."""
+    out = [
+        f'<table class="d-file" id="{file_id}" data-file="{escape_attr(path)}" '
+        f'data-file-id="{file_id}" data-page="{page}">',
+        '<colgroup><col class="d-ln"><col class="d-code"><col class="d-ln"><col class="d-code">'
+        "</colgroup>",
+        f'<thead><tr><th colspan="4" class="d-title">{escape(title, quote=False)}</th></tr>'
+        "</thead>",
+    ]
+    if message:
+        out.append(
+            f'<tbody class="d-message"><tr><td colspan="4">{escape(message, quote=False)}'
+            "</td></tr></tbody>"
+        )
+    for n, chunk in enumerate(chunks):
+        if chunk.kind == "gap" and chunk.gap is not None:
+            section = escape(chunk.gap.section, quote=False)
+            label = f"\u22ef {_plural(chunk.gap.count, 'line')} not in the diff"
+            out.append(
+                f'<tbody class="d-gap"><tr><td colspan="4"><span class="d-gap-count">{label}'
+                f'</span> <span class="d-section">{section}</span></td></tr></tbody>'
+            )
+            continue
+        body = "".join(_row(row, sides) for row in chunk.rows)
+        if chunk.kind == "collapsed":
+            block = f"{file_id}-p{page}-c{n}"
+            label = f"Show {_plural(len(chunk.rows), 'unchanged line')}"
+            out.append(
+                f'<tbody class="d-expander"><tr><td colspan="4"><button type="button" '
+                f'class="d-expand" data-expand="{block}" aria-controls="{block}" '
+                f'aria-expanded="false">{label}</button></td></tr></tbody>'
+                f'<tbody class="d-collapsed" id="{block}" hidden>{body}</tbody>'
+            )
+        else:
+            out.append(f'<tbody class="d-{chunk.kind}">{body}</tbody>')
+    out.append("</table>")
+    return "".join(out)

@@ -1,0 +1,216 @@
+"""Entry points: one page of one file, a whole patch, two patches side by side."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+
+from review.diffs.highlight import (
+    display_text,
+    highlighted_lines,
+    intraline_ranges,
+    plain_lines,
+)
+from review.diffs.html import SideHtml, render_table
+from review.diffs.layout import (
+    Item,
+    Row,
+    Sides,
+    chunk_items,
+    paginate,
+    rows_from_full,
+    rows_from_hunks,
+)
+from review.diffs.parse import ChangeKind, FileDiff, decode_diff, parse_patch
+
+# Bump whenever the HTML for the same input and options changes, so cached fragments expire.
+RENDERER_VERSION = "1"
+
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    context: int = 3
+    # Highlighting is skipped above these sizes: Pygments time grows with the file, and very
+    # long lines (minified code, data) can make some lexers crawl.
+    highlight_max_lines: int = 3_000
+    highlight_max_line_length: int = 2_000
+    # Files with more rows than this are split into pages.
+    page_size: int = 2_000
+    intraline: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedFile:
+    path: str
+    old_path: str | None
+    new_path: str | None
+    change: ChangeKind
+    added: int
+    removed: int
+    html: str
+    pages: int
+    highlighted: bool
+    page: int = 1
+    file_id: str = ""
+
+
+def file_id_for(path: str) -> str:
+    """An anchor id for a path: a hash, so odd characters in names never reach an id."""
+    digest = hashlib.sha256(path.encode("utf-8", errors="surrogatepass")).hexdigest()
+    return f"f-{digest[:16]}"
+
+
+def cache_key(diff_sha256: str, options: RenderOptions, *, page: int = 1, extra: str = "") -> str:
+    """Key for a cached rendering: content hash + options hash + renderer version.
+
+    `extra` is for anything else the output depends on, e.g. a digest of the old files.
+    """
+    if not _SHA256_HEX.fullmatch(diff_sha256):
+        raise ValueError("diff_sha256 must be 64 lowercase hex characters")
+    payload = json.dumps({"o": asdict(options), "p": page, "x": extra}, sort_keys=True)
+    options_hash = hashlib.sha256(payload.encode()).hexdigest()[:20]
+    return f"gagar-diff:v{RENDERER_VERSION}:{diff_sha256}:{options_hash}"
+
+
+def _title(file: FileDiff) -> str:
+    if file.old_path and file.new_path and file.old_path != file.new_path:
+        return f"{file.old_path} \u2192 {file.new_path}"
+    return file.path
+
+
+def _message(file: FileDiff) -> str:
+    if file.binary:
+        return "Binary file not shown."
+    if file.hunks:
+        return ""
+    if file.change == "renamed":
+        return "File renamed without changes."
+    if file.change == "added":
+        return "Empty file added."
+    if file.change == "deleted":
+        return "Empty file deleted."
+    return "No content changes (mode change only)."
+
+
+def _marks(
+    items: list[Item], old: list[str], new: list[str]
+) -> tuple[dict[int, list[tuple[int, int]]], dict[int, list[tuple[int, int]]]]:
+    old_marks: dict[int, list[tuple[int, int]]] = {}
+    new_marks: dict[int, list[tuple[int, int]]] = {}
+    for item in items:
+        if isinstance(item, Row) and item.kind == "replace":
+            assert item.old_pos is not None and item.new_pos is not None
+            o, n = intraline_ranges(old[item.old_pos], new[item.new_pos])
+            if o:
+                old_marks[item.old_pos] = o
+            if n:
+                new_marks[item.new_pos] = n
+    return old_marks, new_marks
+
+
+def _wants_highlight(old: list[str], new: list[str], options: RenderOptions) -> bool:
+    if max(len(old), len(new)) > options.highlight_max_lines:
+        return False
+    longest = max((len(t) for t in (*old, *new)), default=0)
+    return longest <= options.highlight_max_line_length
+
+
+def render_file(
+    file: FileDiff,
+    *,
+    old_text: str | bytes | None = None,
+    options: RenderOptions | None = None,
+    page: int = 1,
+) -> RenderedFile:
+    """Render one page of one file. `old_text` (the pre-image) enables expandable context.
+
+    Raises ValueError for a page outside 1..pages.
+    """
+    opts = options or RenderOptions()
+    sides: Sides
+    items: list[Item]
+    built = None
+    if old_text is not None and file.hunks and file.change != "added":
+        built = rows_from_full(file, decode_diff(old_text))
+    sides, items = built if built is not None else rows_from_hunks(file)
+    if file.binary:
+        sides, items = Sides(), []
+    pages = paginate(items, opts.page_size)
+    if not 1 <= page <= len(pages):
+        raise ValueError(f"page {page} out of range 1..{len(pages)}")
+    page_items = pages[page - 1]
+
+    old = [display_text(t) for t in sides.old]
+    new = [display_text(t) for t in sides.new]
+    old_marks, new_marks = _marks(page_items, old, new) if opts.intraline else ({}, {})
+    highlighted = _wants_highlight(old, new, opts)
+    old_html = new_html = None
+    if highlighted:
+        old_html = highlighted_lines(old, file.old_path or file.path, old_marks)
+        new_html = highlighted_lines(new, file.path, new_marks)
+        highlighted = old_html is not None and new_html is not None
+    if old_html is None or new_html is None:
+        old_html, new_html = plain_lines(old, old_marks), plain_lines(new, new_marks)
+
+    fid = file_id_for(file.path)
+    html = render_table(
+        file_id=fid,
+        path=file.path,
+        title=_title(file),
+        chunks=chunk_items(page_items, opts.context),
+        sides=SideHtml(
+            old_html, new_html, frozenset(sides.old_no_newline), frozenset(sides.new_no_newline)
+        ),
+        page=page,
+        message=_message(file),
+    )
+    return RenderedFile(
+        path=file.path,
+        old_path=file.old_path,
+        new_path=file.new_path,
+        change=file.change,
+        added=file.added,
+        removed=file.removed,
+        html=html,
+        pages=len(pages),
+        highlighted=highlighted,
+        page=page,
+        file_id=fid,
+    )
+
+
+def render_patch(
+    diff: str | bytes,
+    *,
+    old_files: Mapping[str, str | bytes] | None = None,
+    context: int | None = None,
+    options: RenderOptions | None = None,
+) -> list[RenderedFile]:
+    """Render the first page of every file. `old_files` maps old paths to pre-image text."""
+    opts = options or RenderOptions()
+    if context is not None:
+        opts = replace(opts, context=context)
+    old_files = old_files or {}
+    return [
+        render_file(f, old_text=old_files.get(f.old_path or ""), options=opts)
+        for f in parse_patch(diff)
+    ]
+
+
+def compare_files(
+    diff_a: str | bytes,
+    diff_b: str | bytes,
+    *,
+    old_files: Mapping[str, str | bytes] | None = None,
+    options: RenderOptions | None = None,
+) -> list[tuple[str, RenderedFile | None, RenderedFile | None]]:
+    """Align two candidates' files by path (a's order first, then files only b touched)."""
+    a = {f.path: f for f in render_patch(diff_a, old_files=old_files, options=options)}
+    b = {f.path: f for f in render_patch(diff_b, old_files=old_files, options=options)}
+    paths = list(a) + [p for p in b if p not in a]
+    return [(p, a.get(p), b.get(p)) for p in paths]
