@@ -336,3 +336,6 @@ class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
     list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
     readonly_fields = ["prefix", "key_hash", "created_at", "last_used_at"]
     list_select_related = ["user"]
+
+# Grader runs, transcripts and grades have their own admin module.
+import grading.admin_grader  # noqa: E402, F401

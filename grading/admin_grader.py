@@ -1,0 +1,1 @@
+"""Admin for grader configurations, runs (with their transcripts) and grades."""

@@ -1,0 +1,155 @@
+"""Grader configurations, runs (one per configuration × group × replica), their transcripts and
+the per-attempt grades of a validated verdict.
+
+A run is a state machine: pending → running → succeeded | failed. A worker claims a pending run
+with a conditional UPDATE, beats `heartbeat_at` while it works, and a periodic reaper returns runs
+whose heartbeat stopped. Coefficients are never stored from the model: the service computes them.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from grading.models.rollouts import Attempt, Group
+
+
+class GraderConfig(models.Model):
+    class Backend(models.TextChoices):
+        HEURISTIC = "heuristic"
+        OPENAI = "openai", "OpenAI-compatible"
+        ANTHROPIC = "anthropic"
+        SCRIPTED = "scripted"
+
+    name = models.CharField(max_length=100, unique=True)
+    backend = models.CharField(max_length=16, choices=Backend.choices)
+    model = models.CharField(max_length=200, blank=True)
+    base_url = models.CharField(max_length=500, blank=True, help_text="Never holds a key.")
+    prompt_version = models.CharField(max_length=32, default="v1")
+    temperature = models.FloatField(default=0.0)
+    seed = models.IntegerField(null=True, blank=True)
+    rubric_weights = models.JSONField(default=dict, blank=True)
+    budget = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(temperature__gte=0) & Q(temperature__lte=2),
+                name="grader_config_temperature_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class GraderRun(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="grader_runs")
+    config = models.ForeignKey(GraderConfig, on_delete=models.PROTECT, related_name="runs")
+    replica = models.PositiveIntegerField(default=0, help_text="Repeat index for stability studies.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    deliveries = models.PositiveIntegerField(default=0, help_text="Times a worker claimed it.")
+    claimed_by = models.CharField(max_length=200, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    failure_reason = models.TextField(blank=True)
+    # The validated verdict, candidates by attempt pk (the aliases the model saw are in alias_map).
+    verdict = models.JSONField(null=True, blank=True)
+    alias_map = models.JSONField(default=dict, blank=True)
+    problems = models.JSONField(default=list, blank=True)
+    latency_s = models.FloatField(null=True, blank=True)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+    llm_calls = models.PositiveIntegerField(default=0)
+    tool_calls = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["group", "config", "replica"], name="grader_run_unique_per_config"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "running", "succeeded", "failed"]),
+                name="grader_run_status_known",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="succeeded") | Q(verdict__isnull=False),
+                name="grader_run_succeeded_has_verdict",
+            ),
+        ]
+        indexes = [
+            # The reaper and the queue-depth view poll only unfinished runs.
+            models.Index(
+                fields=["status", "heartbeat_at"],
+                name="grader_run_active",
+                condition=Q(status__in=["pending", "running"]),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.config} on group {self.group_id} #{self.replica} ({self.status})"
+
+
+class GraderEvent(models.Model):
+    """One LLM call or tool call of a run, in order: the run's readable transcript."""
+
+    class Kind(models.TextChoices):
+        LLM_CALL = "llm_call", "LLM call"
+        TOOL_CALL = "tool_call", "tool call"
+        NOTE = "note"
+
+    run = models.ForeignKey(GraderRun, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    name = models.CharField(max_length=100, blank=True)
+    arguments = models.JSONField(default=dict, blank=True)
+    output = models.TextField(blank=True, help_text="Truncated.")
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    latency_s = models.FloatField(default=0.0)
+    exit_code = models.IntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run_id", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "seq"], name="grader_event_unique_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name} #{self.seq}"
+
+
+class CandidateGrade(models.Model):
+    """One attempt's grade in a succeeded run (valid passing attempts only)."""
+
+    run = models.ForeignKey(GraderRun, on_delete=models.CASCADE, related_name="grades")
+    attempt = models.ForeignKey(Attempt, on_delete=models.CASCADE, related_name="grades")
+    tier = models.PositiveSmallIntegerField()
+    rank_in_tier = models.PositiveSmallIntegerField()
+    weighted_score = models.FloatField()
+    scores = models.JSONField(default=dict)
+    severe_issues = models.JSONField(default=list, blank=True)
+    exploit_suspected = models.BooleanField(default=False)
+    summary = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "attempt"], name="grade_unique_per_run"),
+            models.CheckConstraint(condition=Q(tier__gte=1) & Q(tier__lte=3), name="grade_tier_1_3"),
+            models.CheckConstraint(condition=Q(rank_in_tier__gte=1), name="grade_rank_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"T{self.tier}#{self.rank_in_tier} attempt {self.attempt_id}"
