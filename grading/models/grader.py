@@ -53,7 +53,9 @@ class GraderRun(models.Model):
 
     group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="grader_runs")
     config = models.ForeignKey(GraderConfig, on_delete=models.PROTECT, related_name="runs")
-    replica = models.PositiveIntegerField(default=0, help_text="Repeat index for stability studies.")
+    replica = models.PositiveIntegerField(
+        default=0, help_text="Repeat index for stability studies."
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     deliveries = models.PositiveIntegerField(default=0, help_text="Times a worker claimed it.")
     claimed_by = models.CharField(max_length=200, blank=True)
@@ -147,7 +149,9 @@ class CandidateGrade(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["run", "attempt"], name="grade_unique_per_run"),
-            models.CheckConstraint(condition=Q(tier__gte=1) & Q(tier__lte=3), name="grade_tier_1_3"),
+            models.CheckConstraint(
+                condition=Q(tier__gte=1) & Q(tier__lte=3), name="grade_tier_1_3"
+            ),
             models.CheckConstraint(condition=Q(rank_in_tier__gte=1), name="grade_rank_positive"),
         ]
 
