@@ -181,15 +181,46 @@ class AttemptAdmin(admin.ModelAdmin[Attempt]):
     list_filter = ["status", "agent_family", "group__step__run"]
     search_fields = ["external_id", "agent_system", "agent_model", "group__task__external_id"]
     list_select_related = ["group__task", "group__step__run"]
+    # Imported data is the record of what happened: only the status is a staff decision
+    # (e.g. confirming an exploit); everything else is read-only.
+    fieldsets = [
+        (None, {"fields": ["group_link", "external_id", "index", "status", "test_reward"]}),
+        (
+            "Agent",
+            {
+                "fields": [
+                    "agent_system",
+                    "agent_model",
+                    "agent_family",
+                    "agent_metadata",
+                    "num_turns",
+                    "tokens_in",
+                    "tokens_out",
+                ]
+            },
+        ),
+        ("Diff", {"fields": ["patch_link", "diff"]}),
+        ("Tests", {"fields": ["test_report", "test_output_text"]}),
+        ("Trajectory", {"fields": ["trajectory_preview"]}),
+    ]
     readonly_fields = [
         "group_link",
+        "external_id",
+        "index",
+        "test_reward",
+        "agent_system",
+        "agent_model",
+        "agent_family",
+        "agent_metadata",
+        "num_turns",
+        "tokens_in",
+        "tokens_out",
         "patch_link",
         "diff",
+        "test_report",
         "test_output_text",
         "trajectory_preview",
-        "created_at",
     ]
-    exclude = ["group", "patch", "test_output_z"]
 
     @admin.display(description="group")
     def group_link(self, obj: Attempt) -> str:
@@ -267,6 +298,9 @@ class PatchFileInline(admin.TabularInline[PatchFile, Patch]):
 
 @admin.register(Patch)
 class PatchAdmin(admin.ModelAdmin[Patch]):
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # stored once per content hash: editing would break the hash
+
     list_display = [
         "sha256",
         "files_changed",
@@ -336,6 +370,7 @@ class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
     list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
     readonly_fields = ["prefix", "key_hash", "created_at", "last_used_at"]
     list_select_related = ["user"]
+
 
 # Grader runs, transcripts and grades have their own admin module.
 import grading.admin_grader  # noqa: E402, F401

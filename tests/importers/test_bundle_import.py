@@ -254,8 +254,13 @@ def test_the_command_prints_a_summary_and_fails_loudly(tmp_path, capsys):
 def test_a_200_mb_sidecar_trajectory_imports_with_bounded_memory(tmp_path):
     import tracemalloc
 
-    step = {"thought": "t" * 2000, "action": "cat a.py\n", "observation": "x = 1\n" * 500,
-            "response": "", "state": "{}"}
+    step = {
+        "thought": "t" * 2000,
+        "action": "cat a.py\n",
+        "observation": "x = 1\n" * 500,
+        "response": "",
+        "state": "{}",
+    }
     encoded = json.dumps(step)
     count = 0
     with (tmp_path / "big.traj").open("w") as handle:
