@@ -60,10 +60,13 @@ def _css_class(ttype: _TokenType) -> str:
     """Pygments' short CSS class for a token type (same rule as HtmlFormatter)."""
     suffix = ""
     name = STANDARD_TYPES.get(ttype)
-    while name is None:
-        suffix = ttype[-1] + suffix
-        ttype = ttype.parent
-        name = STANDARD_TYPES.get(ttype)
+    current: _TokenType | None = ttype
+    while name is None and current is not None:
+        suffix = current[-1] + suffix
+        current = current.parent
+        name = STANDARD_TYPES.get(current) if current is not None else None
+    if name is None:  # unreachable for real token types: `Token` itself is standard
+        return ""
     cls = str(name + suffix)
     # Whitespace spans carry no colour; leaving them out makes the HTML smaller.
     if cls == "w" or not _CLASS_OK.fullmatch(cls):
