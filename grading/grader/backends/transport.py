@@ -1,0 +1,121 @@
+"""HTTP plumbing shared by the model backends: one JSON POST with bounded retries.
+
+Kept apart from the API-specific modules so both backends classify errors the same way: rate
+limits, 5xx and network failures are transient (retried here, then `TransientBackendError`); any
+other 4xx is permanent and carries the server's own error message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from grading.grader.backends.base import PermanentBackendError, TransientBackendError
+
+RETRYABLE_STATUSES: frozenset[int] = frozenset({408, 429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 3
+    backoff_s: float = 1.0  # first wait; doubles on each retry
+    max_wait_s: float = 30.0  # caps both our backoff and the server's Retry-After
+
+
+def post_json(
+    client: httpx.Client,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    policy: RetryPolicy,
+    timeout_s: float,
+    retry_statuses: Collection[int] = RETRYABLE_STATUSES,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, Any]:
+    """POST `body` as JSON and return the decoded JSON object of a 2xx answer."""
+    last_problem = ""
+    retry_after: str | None = None
+    for attempt in range(policy.max_retries + 1):
+        if attempt:
+            sleep(_wait_s(attempt, policy, retry_after))
+        retry_after = None
+        try:
+            response = client.post(url, json=dict(body), headers=dict(headers), timeout=timeout_s)
+        except httpx.TransportError as exc:  # timeouts, refused connections, resets
+            last_problem = f"{type(exc).__name__}: {exc}"
+            continue
+        if response.status_code in retry_statuses:
+            retry_after = response.headers.get("retry-after")
+            last_problem = f"HTTP {response.status_code}: {error_message(response)}"
+            continue
+        if response.is_error:
+            raise PermanentBackendError(f"HTTP {response.status_code}: {error_message(response)}")
+        try:
+            decoded = response.json()
+        except ValueError as exc:
+            raise TransientBackendError(f"response is not JSON: {response.text[:200]!r}") from exc
+        if not isinstance(decoded, dict):
+            raise TransientBackendError("response JSON is not an object")
+        return decoded
+    raise TransientBackendError(f"gave up after {policy.max_retries + 1} attempts: {last_problem}")
+
+
+def _wait_s(attempt: int, policy: RetryPolicy, retry_after: str | None) -> float:
+    server_wait = parse_retry_after(retry_after) if retry_after else None
+    wait = server_wait if server_wait is not None else policy.backoff_s * 2 ** (attempt - 1)
+    return max(0.0, min(wait, policy.max_wait_s))
+
+
+def parse_retry_after(value: str) -> float | None:
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date."""
+    value = value.strip()
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return when.timestamp() - time.time()
+
+
+def error_message(response: httpx.Response) -> str:
+    """The server's own explanation; both APIs use {"error": {"message": ...}}."""
+    try:
+        payload = response.json()
+    except ValueError:
+        return response.text[:500] or response.reason_phrase
+    if isinstance(payload, dict):
+        err = payload.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return str(err["message"])
+        if isinstance(err, str):
+            return err
+    return response.text[:500]
+
+
+def parse_tool_arguments(raw: object) -> tuple[dict[str, Any] | None, str, str | None]:
+    """Decode a tool call's arguments: (arguments, raw text, error).
+
+    Models do send broken JSON; the loop answers such a call with the error instead of crashing.
+    """
+    if isinstance(raw, dict):  # some servers already decode the arguments
+        return raw, json.dumps(raw), None
+    text = raw if isinstance(raw, str) else json.dumps(raw)
+    if text.strip() == "":
+        return {}, text, None  # a tool without parameters
+    try:
+        decoded = json.loads(text)
+    except ValueError as exc:
+        return None, text, f"arguments are not valid JSON: {exc}"
+    if not isinstance(decoded, dict):
+        return None, text, f"arguments must be a JSON object, got {type(decoded).__name__}"
+    return decoded, text, None
