@@ -8,8 +8,17 @@ from pathlib import Path
 
 import dj_database_url
 import django_stubs_ext
+from django.utils.csp import CSP
 
-from gagar_site.env import ImproperlyConfiguredEnv, env_bool, env_int, env_list, env_str
+from gagar_site.env import (
+    ImproperlyConfiguredEnv,
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+)
+from gagar_site.logging import logging_config
 
 # Lets `ModelAdmin[Model]` and friends be subscripted at runtime, as the type stubs describe.
 django_stubs_ext.monkeypatch()
@@ -39,10 +48,17 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "grading",
     "review",
+    # Site wiring that needs the app registry (login throttling, deploy checks); see the
+    # DEPLOYMENT block at the end.
+    "gagar_site.apps.SiteConfig",
 ]
 
 MIDDLEWARE = [
+    # Outermost: request id and one access-log line per request (gagar_site/logging.py).
+    "gagar_site.logging.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy header from SECURE_CSP (DEPLOYMENT block).
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -50,6 +66,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Refuses logins for a username+address with too many recent failures (needs resolver_match).
+    "gagar_site.login_throttle.LoginThrottleMiddleware",
 ]
 
 ROOT_URLCONF = "gagar_site.urls"
@@ -65,6 +83,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # `csp_nonce` for the admin's inline <style>/<script> (SECURE_CSP uses NONCE).
+                "django.template.context_processors.csp",
             ],
         },
     },
@@ -122,7 +142,11 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 else:
     # Longer than any task's hard time limit, so a slow run is never redelivered while alive.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 4 * 3600)
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 4 * 3600),
+        # A dead worker's unacked messages come back after the visibility timeout, found by a
+        # sweep every interval × throttle seconds (kombu's defaults: 10 × 10).
+        "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL_S", 10),
+        "unacked_restore_throttle": env_int("CELERY_UNACKED_RESTORE_THROTTLE", 10),
     }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -133,6 +157,44 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"grading.run_grader": {"queue": "grading"}}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# Grader runs (grading.tasks). The backend is chosen per GraderConfig; the default config comes
+# from GAGAR_GRADER_BACKEND / _BASE_URL / _MODEL / _API_KEY (grading.services.grader_runs).
+# A run gives up at its soft limit; the hard limit must stay below the visibility timeout, or Redis
+# would hand a live run to a second worker.
+GAGAR_GRADER_SOFT_TIME_LIMIT_S = env_int("GAGAR_GRADER_SOFT_TIME_LIMIT_S", 3600)
+GAGAR_GRADER_TIME_LIMIT_S = env_int(
+    "GAGAR_GRADER_TIME_LIMIT_S", GAGAR_GRADER_SOFT_TIME_LIMIT_S + 300
+)
+# Celery-level retries of a whole run after transient backend errors (429, 5xx, timeouts).
+GAGAR_GRADER_TASK_MAX_RETRIES = env_int("GAGAR_GRADER_TASK_MAX_RETRIES", 5)
+GAGAR_GRADER_RETRY_BACKOFF_S = env_int("GAGAR_GRADER_RETRY_BACKOFF_S", 30)
+# A running run beats every HEARTBEAT_S; one silent for STALE_AFTER_S may be claimed again.
+GAGAR_GRADER_HEARTBEAT_S = env_float("GAGAR_GRADER_HEARTBEAT_S", 30.0)
+GAGAR_GRADER_STALE_AFTER_S = env_float("GAGAR_GRADER_STALE_AFTER_S", 300.0)
+# Pending runs whose message may have been lost are re-sent at most this often.
+GAGAR_GRADER_PENDING_RESEND_S = env_float("GAGAR_GRADER_PENDING_RESEND_S", 3600.0)
+GAGAR_GRADER_MAX_DELIVERIES = env_int("GAGAR_GRADER_MAX_DELIVERIES", 10)
+GAGAR_GRADER_REAP_EVERY_S = env_float("GAGAR_GRADER_REAP_EVERY_S", 60.0)
+# "local" (default: the local sandbox when this machine supports it), "docker" or "none".
+GAGAR_SANDBOX = env_str("GAGAR_SANDBOX", "local")
+# The image checks run in with GAGAR_SANDBOX=docker; it must hold the repositories' toolchains.
+GAGAR_SANDBOX_IMAGE = env_str("GAGAR_SANDBOX_IMAGE", "gagar-sandbox:local")
+# Prices in USD per million tokens, to record a run's cost; unset means unknown.
+GAGAR_GRADER_USD_PER_MTOK_IN = env_float("GAGAR_GRADER_USD_PER_MTOK_IN", 0.0)
+GAGAR_GRADER_USD_PER_MTOK_OUT = env_float("GAGAR_GRADER_USD_PER_MTOK_OUT", 0.0)
+_visibility = CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout")
+if isinstance(_visibility, int) and _visibility <= GAGAR_GRADER_TIME_LIMIT_S:
+    raise ImproperlyConfiguredEnv(
+        f"GAGAR_GRADER_TIME_LIMIT_S ({GAGAR_GRADER_TIME_LIMIT_S}) must be below "
+        f"CELERY_VISIBILITY_TIMEOUT ({_visibility})"
+    )
+CELERY_BEAT_SCHEDULE = {
+    "grading.reap_stuck_runs": {
+        "task": "grading.reap_stuck_runs",
+        "schedule": GAGAR_GRADER_REAP_EVERY_S,
+    },
+}
 
 # --- REST API ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -159,10 +221,78 @@ GAGAR_REPO_DIR = VAR_DIR / "repos"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = GAGAR_MAX_UPLOAD_BYTES
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+# === DEPLOYMENT: security, HTTPS, cache, logging ===============================================
+# The database password can come apart from DATABASE_URL, e.g. as a container secret
+# (DATABASE_PASSWORD_FILE=/run/secrets/db_password); it overrides the URL's password.
+_db_password = env_str("DATABASE_PASSWORD", "")
+if _db_password:
+    DATABASES["default"]["PASSWORD"] = _db_password
+# Production sets GAGAR_HTTPS=1 (the site is served over HTTPS, usually behind a proxy that
+# terminates TLS). It turns on the redirect, HSTS and secure cookies; without it the same
+# settings serve plain HTTP, which tests and the local live server need even with DEBUG off.
+GAGAR_HTTPS = env_bool("GAGAR_HTTPS", False)
+# Only behind a proxy that always sets X-Forwarded-Proto itself (never trust a client's).
+if env_bool("SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", GAGAR_HTTPS)
+# Probes talk to gunicorn directly over HTTP (compose health checks, load balancers).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if GAGAR_HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+# Sends the preload flag only; getting on browsers' preload list is a separate manual submission.
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+SESSION_COOKIE_SECURE = GAGAR_HTTPS
+CSRF_COOKIE_SECURE = GAGAR_HTTPS
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Everything from our own origin. Scripts: files only, or an inline block carrying the request's
+# nonce; never 'unsafe-inline'. Styles: the admin's few inline <style> blocks carry the nonce
+# (Django 6 admin templates use {% csp_nonce_attr %}); `style="…"` attributes are not allowed.
+# The admin's icons are SVG files in static/, data: images cover CSS-embedded ones.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF, CSP.NONCE],
+    "img-src": [CSP.SELF, "data:"],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
 }
+# Where `manage.py collectstatic` writes; the image collects at build time into /app/static-root,
+# outside GAGAR_VAR_DIR (a volume would hide it).
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(STATIC_ROOT)))
+
+# Cache: login rate limiting counts failures here, so every web process must share it in
+# production. CACHE_URL (or REDIS_URL) = redis://host:6379/1; default is per-process memory.
+_cache_url = env_str("CACHE_URL", "") or env_str("REDIS_URL", "")
+if _cache_url.startswith(("redis://", "rediss://", "unix://")):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _cache_url,
+            "KEY_PREFIX": "gagar",
+            "TIMEOUT": 300,
+            "OPTIONS": {"socket_timeout": 2.0, "socket_connect_timeout": 2.0},
+        }
+    }
+elif _cache_url in ("", "locmem://"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+else:
+    raise ImproperlyConfiguredEnv(f"CACHE_URL={_cache_url!r}: use redis://… or locmem://")
+
+# Login rate limiting (gagar_site/login_throttle.py): MAX failures per username + client address
+# within WINDOW seconds lock that pair until the window ends. PROXY_COUNT = how many trusted
+# proxies append to X-Forwarded-For in front of gunicorn (0: use the socket's address).
+GAGAR_LOGIN_MAX_FAILURES = env_int("GAGAR_LOGIN_MAX_FAILURES", 10)
+GAGAR_LOGIN_WINDOW_S = env_int("GAGAR_LOGIN_WINDOW_S", 15 * 60)
+GAGAR_PROXY_COUNT = env_int("GAGAR_PROXY_COUNT", 0)
+
+# Logs go to stderr; LOG_FORMAT=json writes one JSON object per line (gagar_site/logging.py).
+LOGGING = logging_config(
+    log_format=env_str("LOG_FORMAT", "plain").strip().lower(),
+    level=env_str("LOG_LEVEL", "INFO"),
+)
+# === end DEPLOYMENT ==============================================================================

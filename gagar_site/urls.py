@@ -3,12 +3,16 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from grading import views as grading_views
+from grading import views_ops
 
 urlpatterns = [
     path("", grading_views.home, name="home"),
-    path("healthz", grading_views.healthz, name="healthz"),
+    path("healthz", views_ops.healthz, name="healthz"),
+    path("readyz", views_ops.readyz, name="readyz"),
+    path("ops/", views_ops.ops_status, name="ops-status"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("review/", include("review.urls")),
     path("api/v1/", include("grading.api.urls")),
     path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
 ]

@@ -36,9 +36,7 @@ def _link(obj: Any, label: str | None = None) -> str:
 
 
 def _pre(text: str) -> str:
-    return format_html(
-        '<pre style="white-space:pre-wrap;max-height:40em;overflow:auto">{}</pre>', text
-    )
+    return format_html('<pre class="gagar-pre">{}</pre>', text)
 
 
 @admin.register(Run)
@@ -253,8 +251,7 @@ def _events_table(trajectory: Trajectory, start: int, count: int) -> str:
     events = trajectory_events(trajectory=trajectory, start=start, count=count)
     rows = format_html_join(
         "",
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td><pre style='white-space:pre-wrap;"
-        "max-height:12em;overflow:auto;margin:0'>{}</pre></td></tr>",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td><pre class='gagar-pre short'>{}</pre></td></tr>",
         (
             (
                 e["index"],
@@ -372,5 +369,6 @@ class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
     list_select_related = ["user"]
 
 
-# Grader runs, transcripts and grades have their own admin module.
-import grading.admin_grader  # noqa: E402, F401
+# Grader runs (with transcripts and grades) and stored advantages (with the λ-cap report) have
+# their own admin modules; importing them registers them.
+from grading import admin_grader, admin_training  # noqa: E402, F401

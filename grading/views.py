@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -10,7 +10,8 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("login")
     if request.user.is_staff:
         return redirect("admin:index")
-    return render(request, "home.html")
+    # Reviewers live in their queue.
+    return redirect("review:queue")
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

@@ -255,15 +255,14 @@ class Toolbox:
     def _t_run_check(self, *, tree: str, command: str, entry: ToolLogEntry) -> str:
         if self.sandbox is None or self.workspace is None:
             raise ToolError("no sandbox is configured for this run")
-        workdir = self._tree(tree)
+        self._tree(tree)  # refuses unknown trees before anything is copied
         entry.command, entry.tree = command, tree
         try:
-            res = self.sandbox.run(command, workdir, self.limits)
+            # A check may write files; it runs on a copy so later reads see the tree as submitted.
+            with self.workspace.scratch_copy(tree) as workdir:
+                res = self.sandbox.run(command, workdir, self.limits)
         except SandboxError as exc:
             raise ToolError(f"sandbox unavailable: {exc}") from exc
-        finally:
-            # A check may write files; later reads must see the candidate's tree as submitted.
-            self.workspace.restore(tree)
         entry.exit_code = res.exit_code
         head = f"exit code: {res.exit_code}" + (" (timed out)" if res.timed_out else "")
         head += f", {res.duration_s:.1f}s" + (

@@ -11,7 +11,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
@@ -123,9 +124,6 @@ class Workspace:
             if res.returncode != 0:
                 # The candidate keeps a pristine base tree; the error is shown to the grader.
                 self.apply_errors[name] = res.stderr.strip() or "git apply failed"
-                return
-        _git(tree, "add", "-A")
-        _git(tree, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", f"candidate {name}")
 
     def tree(self, name: str) -> Path:
         if name not in self.trees:
@@ -135,11 +133,25 @@ class Workspace:
     def resolve(self, name: str, rel: str) -> Path:
         return resolve_in_tree(self.tree(name), rel)
 
-    def restore(self, name: str) -> None:
-        """Undo whatever a check wrote into a tree."""
-        tree = self.tree(name)
-        _git(tree, "reset", "--quiet", "--hard")
-        _git(tree, "clean", "-q", "-fdx")
+    @contextmanager
+    def scratch_copy(self, name: str) -> Iterator[Path]:
+        """A throwaway copy of a tree for one check, deleted afterwards.
+
+        Checks never run in the tree itself: whatever they write cannot reach later reads, and
+        the sandbox may hand the copy to an unprivileged user (it chowns its workdir), which
+        must not happen to a git worktree the service keeps using. `.git` is left out.
+        """
+        holder = Path(tempfile.mkdtemp(prefix="gagar-check-"))
+        try:
+            # The sandbox user must be able to reach the copy through its parent.
+            holder.chmod(0o755)
+            copy = holder / "tree"
+            shutil.copytree(
+                self.tree(name), copy, symlinks=True, ignore=shutil.ignore_patterns(".git")
+            )
+            yield copy
+        finally:
+            shutil.rmtree(holder, ignore_errors=True)
 
     def line_count(self, name: str, rel: str) -> int | None:
         """Number of lines of a file in a tree, or None when the file is missing or refused."""

@@ -13,6 +13,7 @@ from grading.models.rollouts import (
     Trajectory,
     TrajectoryChunk,
 )
+from grading.models.training import GroupAdvantages, IdempotencyKey
 
 __all__ = [
     "ApiToken",
@@ -22,6 +23,8 @@ __all__ = [
     "GraderEvent",
     "GraderRun",
     "Group",
+    "GroupAdvantages",
+    "IdempotencyKey",
     "Patch",
     "PatchFile",
     "Run",

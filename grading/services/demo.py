@@ -11,7 +11,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from grading.domain.bundle import group_from_object
+from grading.models import Group
 from grading.sample.build import build_repo, load_committed_group
+from grading.services.grader_runs import grader_config_default, grader_runs_request
 from grading.services.imports import ImportReport, groups_import
 
 DEMO_USERS = (("admin", True), ("reviewer1", False), ("reviewer2", False))
@@ -28,15 +30,23 @@ def sample_repo_path() -> Path:
     return Path(settings.GAGAR_REPO_DIR) / "humanize-lite"
 
 
-def sample_load() -> ImportReport:
-    """Build the sample git repository (once) and import the sample group (a no-op when present)."""
+def sample_load(*, grade: bool = True) -> ImportReport:
+    """Build the sample git repository (once) and import the sample group (a no-op when present).
+
+    With `grade`, the sample group is also sent to the grader with the default configuration
+    (heuristic unless an endpoint is configured); the worker of `./dev up` grades it.
+    """
     repo = sample_repo_path()
     if not (repo / ".git").is_dir():
         repo.parent.mkdir(parents=True, exist_ok=True)
         build_repo(repo)
     group = load_committed_group()
     group["task"]["repo_url"] = str(repo)
-    return groups_import(records=[group_from_object(group, source="sample")])
+    report = groups_import(records=[group_from_object(group, source="sample")])
+    if grade:
+        groups = Group.objects.filter(pk__in=[r.group_id for r in report.results])
+        grader_runs_request(groups=groups, config=grader_config_default())
+    return report
 
 
 def demo_accounts_ensure() -> list[DemoAccount]:

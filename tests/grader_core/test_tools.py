@@ -1,3 +1,5 @@
+import os
+import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -91,7 +93,7 @@ def test_compare_trajectory_and_test_results(box: Toolbox) -> None:
     assert "tests passed" in out and "2 passed" in out
 
 
-def test_run_check_is_logged_and_restores_the_tree(box: Toolbox) -> None:
+def test_run_check_is_logged_and_leaves_the_tree_untouched(box: Toolbox) -> None:
     a = alias_of(box, "root")
     res = box.call(
         "run_check",
@@ -119,3 +121,31 @@ def test_untrusted_content_cannot_close_its_delimiter() -> None:
     assert wrapped.count("</untrusted>") == 1 and wrapped.endswith("</untrusted>")
     assert wrapped.count("<untrusted") == 1
     assert "&lt;/untrusted>" in wrapped
+
+
+def test_run_check_in_the_real_local_sandbox(fx: Fixture) -> None:
+    """As root the local sandbox drops to nobody and chowns its workdir: the check runs on a
+    scratch copy, so the candidate's worktree (still used by git) is never handed over."""
+    from grading.grader.sandbox.base import SandboxError
+    from grading.grader.sandbox.local import NOBODY, LocalSandbox, available_isolation
+
+    try:
+        available_isolation(NOBODY if os.getuid() == 0 else None)
+    except SandboxError as exc:
+        pytest.skip(f"no network isolation here: {exc}")
+    group = fx.group()
+    cands = assign_aliases(group.candidates, seed=7)
+    with Workspace.create(fx.repo, fx.sha, {a: c.patch for a, c in cands.items()}) as ws:
+        box = Toolbox(group, cands, workspace=ws, sandbox=LocalSandbox(), output_cap=2000)
+        a = alias_of(box, "root")
+        res = box.call("run_check", {"tree": a, "command": "ls calc; touch x; exit 4"})
+        assert res.content.startswith("exit code: 4"), res.content
+        assert "textutil.py" in res.content
+        tree = ws.tree(a)
+        assert not (tree / "x").exists()
+        assert tree.stat().st_uid == os.getuid()
+        # git still trusts and reads the worktree after the check.
+        status = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=tree, capture_output=True, text=True
+        )
+        assert status.returncode == 0, status.stderr

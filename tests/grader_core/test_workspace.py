@@ -31,13 +31,16 @@ def test_it_leaves_the_source_repository_untouched(fx: Fixture) -> None:
     assert not (fx.repo / ".git" / "worktrees").exists()
 
 
-def test_restore_undoes_what_a_check_wrote(fx: Fixture) -> None:
+def test_a_scratch_copy_takes_writes_and_disappears(fx: Fixture) -> None:
     patch = fx.patch({"calc/textutil.py": root_cause()})
     with Workspace.create(fx.repo, fx.sha, {"A": patch}) as ws:
         tree = ws.tree("A")
-        (tree / "calc/textutil.py").write_text("garbage")
-        (tree / "junk.txt").write_text("x")
-        ws.restore("A")
+        with ws.scratch_copy("A") as copy:
+            assert "text.split()" in (copy / "calc/textutil.py").read_text()
+            assert not (copy / ".git").exists()
+            (copy / "calc/textutil.py").write_text("garbage")
+            (copy / "junk.txt").write_text("x")
+        assert not copy.exists()
         assert "text.split()" in (tree / "calc/textutil.py").read_text()
         assert not (tree / "junk.txt").exists()
 

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from grading.models import GraderConfig, GraderRun, Group
+from grading.services.grader_runs import (
+    grader_config_default,
+    grader_run_execute,
+    grader_runs_regrade,
+    grader_runs_request,
+)
+
+UNFINISHED = (GraderRun.Status.PENDING, GraderRun.Status.RUNNING)
+
+
+class Command(BaseCommand):
+    help = "Send groups to the grader (the `grading` queue); optionally wait for the verdicts."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        which = parser.add_mutually_exclusive_group(required=True)
+        which.add_argument("--group", type=int, action="append", dest="groups", metavar="ID")
+        which.add_argument("--all", action="store_true", help="every group")
+        parser.add_argument("--config", help="grader configuration name (default: from env)")
+        parser.add_argument("--replica", type=int, default=0)
+        parser.add_argument("--again", action="store_true", help="re-grade finished runs")
+        parser.add_argument("--wait", action="store_true", help="wait until every run finished")
+        parser.add_argument("--timeout", type=float, default=3600.0, help="seconds, with --wait")
+        parser.add_argument(
+            "--inline", action="store_true", help="grade in this process instead of a worker"
+        )
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        if opts["config"]:
+            try:
+                config = GraderConfig.objects.get(name=opts["config"])
+            except GraderConfig.DoesNotExist as exc:
+                raise CommandError(f"no grader configuration named {opts['config']!r}") from exc
+        else:
+            config = grader_config_default()
+        groups = Group.objects.all() if opts["all"] else Group.objects.filter(pk__in=opts["groups"])
+        missing = set(opts["groups"] or []) - set(groups.values_list("pk", flat=True))
+        if missing:
+            raise CommandError(f"unknown group ids: {sorted(missing)}")
+        runs = grader_runs_request(groups=groups, config=config, replica=opts["replica"])
+        if opts["again"]:
+            runs = grader_runs_regrade(runs=[r for r in runs if r.status not in UNFINISHED])
+        self.stdout.write(f"{len(runs)} grader runs with {config.name}")
+        if opts["inline"]:
+            for run in runs:
+                grader_run_execute(run_id=run.pk, worker="manage.py grade --inline")
+        elif opts["wait"]:
+            self._wait([r.pk for r in runs], opts["timeout"])
+        self._report([r.pk for r in runs])
+
+    def _wait(self, ids: list[int], timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while GraderRun.objects.filter(pk__in=ids, status__in=UNFINISHED).exists():
+            if time.monotonic() > deadline:
+                raise CommandError("timed out waiting for the grader runs; are workers running?")
+            time.sleep(1.0)
+
+    def _report(self, ids: list[int]) -> None:
+        runs = GraderRun.objects.filter(pk__in=ids).select_related("config").order_by("pk")
+        for run in runs:
+            line = f"run {run.pk} group {run.group_id} #{run.replica}: {run.status}"
+            if run.status == GraderRun.Status.SUCCEEDED:
+                line += f" in {run.latency_s} s, {run.llm_calls} calls"
+            elif run.failure_reason:
+                line += f" ({run.failure_reason[:200]})"
+            self.stdout.write(line)

@@ -1,0 +1,154 @@
+"""What a grader run needs besides the database: its group as plain inputs, a backend, a sandbox.
+
+The pure loop (`grading.grader.loop`) knows nothing of Django; this module copies rows into its
+dataclasses. Trajectories stay compressed in the database: the loop gets a reader per attempt and
+pulls only the slices the grader asks for.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
+from pathlib import Path
+
+import httpx
+from django.conf import settings
+
+from grading.grader.backends.base import Backend
+from grading.grader.backends.registry import (
+    BackendConfigError,
+    backend_from_config,
+    config_from_env,
+)
+from grading.grader.inputs import Budget, CandidateInput, Event, GroupInput, Rubric, TaskInput
+from grading.grader.sandbox.base import Sandbox, SandboxError
+from grading.grader.sandbox.docker_sandbox import DockerSandbox
+from grading.grader.sandbox.local import NOBODY, LocalSandbox, available_isolation
+from grading.models import Attempt, GraderConfig, Group, Trajectory
+from grading.selectors import group_with_attempts, trajectory_events
+
+logger = logging.getLogger(__name__)
+
+
+def local_repo_path(repo_url: str) -> Path | None:
+    """The task's repository as a path the workspace can clone, when it is a local git repo."""
+    if not repo_url or "://" in repo_url or repo_url.startswith("git@"):
+        return None
+    path = Path(repo_url.removeprefix("file:")).expanduser()
+    # A working copy has .git; a bare repository has HEAD and objects/ at its top.
+    if (path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir()):
+        return path
+    return None
+
+
+def _trajectory_reader(trajectory: Trajectory) -> Callable[[int, int], Sequence[Event]]:
+    def read(start: int, count: int) -> Sequence[Event]:
+        return trajectory_events(trajectory=trajectory, start=start, count=count)
+
+    return read
+
+
+def _candidate(attempt: Attempt) -> CandidateInput:
+    trajectory: Trajectory | None = getattr(attempt, "trajectory", None)
+    tokens = None
+    if attempt.tokens_in is not None or attempt.tokens_out is not None:
+        tokens = (attempt.tokens_in or 0) + (attempt.tokens_out or 0)
+    return CandidateInput(
+        key=str(attempt.pk),
+        patch=attempt.patch.text if attempt.patch is not None else "",
+        passed=attempt.passed,
+        status=attempt.status,
+        test_output=attempt.test_output().decode("utf-8", errors="replace"),
+        test_report=attempt.test_report or {},
+        trajectory=_trajectory_reader(trajectory) if trajectory is not None else (),
+        num_turns=attempt.num_turns,
+        tokens=tokens,
+        num_events=trajectory.event_count if trajectory is not None else 0,
+    )
+
+
+def group_input(*, group_id: int) -> GroupInput:
+    """The group as the loop sees it; infra-failed attempts are left out of everything (SPEC §4)."""
+    group: Group = group_with_attempts(group_id=group_id)
+    task = group.task
+    attempts = [a for a in group.attempts.all() if a.status != Attempt.Status.INFRA_FAILED]
+    return GroupInput(
+        task=TaskInput(
+            problem_statement=task.problem_statement,
+            repo_path=local_repo_path(task.repo_url) if task.base_commit else None,
+            base_commit=task.base_commit,
+            test_command=task.test_command,
+            fail_to_pass=list(task.fail_to_pass or []),
+            pass_to_pass=list(task.pass_to_pass or []),
+            test_patch=task.test_patch.text if task.test_patch is not None else "",
+        ),
+        candidates=[_candidate(a) for a in attempts],
+    )
+
+
+def backend_settings(
+    config: GraderConfig, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Registry settings for `config`: the row names the backend; keys and tuning come from env.
+
+    The API key is never stored in the database, so it is always GAGAR_GRADER_API_KEY.
+    """
+    mapping = config_from_env(os.environ if environ is None else environ)
+    mapping["backend"] = config.backend
+    for key in ("model", "base_url"):
+        value = getattr(config, key)
+        if value:
+            mapping[key] = value
+    return mapping
+
+
+def discover_model(base_url: str, api_key: str = "", timeout_s: float = 10.0) -> str:
+    """The first model an OpenAI-compatible server lists (vLLM, SGLang and llama.cpp serve one).
+
+    This is what lets GAGAR_GRADER_BASE_URL alone switch the default grader to a local server.
+    """
+    headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        response = httpx.get(f"{base_url.rstrip('/')}/models", headers=headers, timeout=timeout_s)
+        response.raise_for_status()
+        models = response.json().get("data") or []
+        return str(models[0]["id"])
+    except (httpx.HTTPError, ValueError, LookupError, TypeError, AttributeError) as exc:
+        raise BackendConfigError(
+            f"no model configured and {base_url}/models did not name one ({exc}); "
+            "set GAGAR_GRADER_MODEL"
+        ) from exc
+
+
+def backend_for(config: GraderConfig) -> Backend:
+    mapping = backend_settings(config)
+    if mapping["backend"] == GraderConfig.Backend.OPENAI and not mapping.get("model"):
+        mapping["model"] = discover_model(mapping.get("base_url", ""), mapping.get("api_key", ""))
+    return backend_from_config(mapping)
+
+
+def rubric_for(config: GraderConfig) -> Rubric:
+    return Rubric(weights=dict(config.rubric_weights)) if config.rubric_weights else Rubric()
+
+
+def budget_for(config: GraderConfig) -> Budget:
+    known = {f.name for f in fields(Budget)}
+    return Budget(**{k: v for k, v in (config.budget or {}).items() if k in known})
+
+
+def sandbox_for(kind: str | None = None) -> Sandbox | None:
+    """The configured sandbox, or None: the grader is then told `run_check` is unavailable."""
+    kind = (kind or settings.GAGAR_SANDBOX).strip().lower()
+    if kind == "none":
+        return None
+    if kind == "docker":
+        return DockerSandbox(settings.GAGAR_SANDBOX_IMAGE)
+    try:
+        available_isolation(NOBODY)
+    except SandboxError as exc:
+        # Never run a check with network access: without isolation there is no run_check.
+        logger.warning("local sandbox unavailable, run_check disabled: %s", exc)
+        return None
+    return LocalSandbox()

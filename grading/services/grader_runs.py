@@ -1,0 +1,359 @@
+"""Grader runs: request them, execute one on a worker, reap the stuck ones.
+
+A run is claimed with a conditional UPDATE (pending, or running with a stale heartbeat), the agent
+runs outside any transaction while a thread beats `heartbeat_at`, and the result is written under
+a row lock after re-checking that the claim is still ours. `deliveries` is the fencing token: a
+worker that lost its claim (it was presumed dead and the run re-sent) can no longer write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from functools import partial
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+from django.db.models import F, Max, Q
+from django.utils import timezone
+
+from grading.grader.backends.base import TransientBackendError
+from grading.grader.backends.registry import BackendConfigError, config_from_env
+from grading.grader.loop import GraderOutcome, LogRecord, run_grader
+from grading.models import Attempt, CandidateGrade, GraderConfig, GraderEvent, GraderRun, Group
+from grading.services.grader_events import event_row
+from grading.services.grader_inputs import (
+    backend_for,
+    budget_for,
+    group_input,
+    rubric_for,
+    sandbox_for,
+)
+
+logger = logging.getLogger(__name__)
+Status = GraderRun.Status
+
+
+class ClaimLostError(Exception):
+    """Another delivery took this run over (ours was presumed dead): stop without writing."""
+
+
+def grader_config_default() -> GraderConfig:
+    """The configuration named by the environment: heuristic unless an endpoint is configured.
+
+    GAGAR_GRADER_BASE_URL alone switches to an OpenAI-compatible server (its model is discovered
+    when GAGAR_GRADER_MODEL is unset); GAGAR_GRADER_BACKEND=anthropic selects Anthropic.
+    """
+    env = config_from_env(os.environ)
+    base_url = env.get("base_url", "")
+    backend = env.get("backend") or ("openai" if base_url else GraderConfig.Backend.HEURISTIC)
+    model = env.get("model", "")
+    if backend == GraderConfig.Backend.HEURISTIC:
+        name, model, base_url = "default:heuristic", "", ""
+    else:
+        digest = hashlib.sha256(f"{backend}\n{model}\n{base_url}".encode()).hexdigest()[:10]
+        name = f"default:{backend}:{model or 'auto'}"[:88] + f":{digest}"
+    config, _ = GraderConfig.objects.get_or_create(
+        name=name, defaults={"backend": backend, "model": model, "base_url": base_url}
+    )
+    return config
+
+
+def _enqueue(run_id: int) -> None:
+    # Imported here: tasks import this module.
+    from grading.tasks import run_grader_task
+
+    run_grader_task.apply_async(kwargs={"run_id": run_id})
+
+
+def grader_runs_request(
+    *, groups: Iterable[Group], config: GraderConfig, replica: int = 0
+) -> list[GraderRun]:
+    """One run per group for (config, replica); existing runs are returned untouched.
+
+    New runs are sent to the `grading` queue once the transaction commits. A broker outage does
+    not undo the request: the reaper re-sends pending runs.
+    """
+    runs = []
+    with transaction.atomic():
+        for group in groups:
+            run, created = GraderRun.objects.get_or_create(
+                group=group,
+                config=config,
+                replica=replica,
+                defaults={"heartbeat_at": timezone.now()},
+            )
+            runs.append(run)
+            if created:
+                transaction.on_commit(partial(_enqueue, run.pk), robust=True)
+    return runs
+
+
+def grader_runs_regrade(*, runs: Iterable[GraderRun]) -> list[GraderRun]:
+    """ "Grade again": a failed run is reset and re-sent; a succeeded one gets a new replica
+    (its verdict is kept for stability studies); an unfinished one is re-sent."""
+    out: list[GraderRun] = []
+    for run in runs:
+        if run.status == Status.SUCCEEDED:
+            top = GraderRun.objects.filter(
+                group_id=run.group_id, config_id=run.config_id
+            ).aggregate(top=Max("replica"))["top"]
+            out += grader_runs_request(groups=[run.group], config=run.config, replica=top + 1)
+            continue
+        with transaction.atomic():
+            if run.status == Status.FAILED:
+                GraderEvent.objects.filter(run=run).delete()
+                GraderRun.objects.filter(pk=run.pk, status=Status.FAILED).update(
+                    status=Status.PENDING,
+                    failure_reason="",
+                    problems=[],
+                    heartbeat_at=timezone.now(),
+                    finished_at=None,
+                )
+            transaction.on_commit(partial(_enqueue, run.pk), robust=True)
+        out.append(run)
+    return out
+
+
+def _claimable(stale_before: object) -> Q:
+    return Q(status=Status.PENDING) | (
+        Q(status=Status.RUNNING) & (Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True))
+    )
+
+
+def _claim(run_id: int, worker: str) -> int | None:
+    """Take the run; returns our delivery number (the fencing token) or None if not ours."""
+    now = timezone.now()
+    stale_before = now - timedelta(seconds=settings.GAGAR_GRADER_STALE_AFTER_S)
+    limit = settings.GAGAR_GRADER_MAX_DELIVERIES
+    with transaction.atomic():
+        claimable = GraderRun.objects.filter(pk=run_id).filter(_claimable(stale_before))
+        taken = claimable.filter(deliveries__lt=limit).update(
+            status=Status.RUNNING,
+            deliveries=F("deliveries") + 1,
+            claimed_by=worker[:200],
+            heartbeat_at=now,
+            started_at=now,
+            finished_at=None,
+        )
+        if not taken:
+            # A run that keeps killing its workers must not be re-sent forever.
+            claimable.update(
+                status=Status.FAILED,
+                finished_at=now,
+                failure_reason=f"gave up after {limit} deliveries (workers lost or timed out)",
+            )
+            return None
+        # The transcript of an abandoned delivery would interleave with ours: start afresh.
+        GraderEvent.objects.filter(run_id=run_id).delete()
+        return GraderRun.objects.values_list("deliveries", flat=True).get(pk=run_id)
+
+
+class _Heartbeat(threading.Thread):
+    """Beats `heartbeat_at` while the agent works; notices when the claim was taken away."""
+
+    def __init__(self, run_id: int, delivery: int, interval_s: float) -> None:
+        super().__init__(name=f"grader-heartbeat-{run_id}", daemon=True)
+        self.run_id, self.delivery, self.interval_s = run_id, delivery, interval_s
+        self.lost = False
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self._stop_event.wait(self.interval_s):
+                beat = GraderRun.objects.filter(
+                    pk=self.run_id, status=Status.RUNNING, deliveries=self.delivery
+                ).update(heartbeat_at=timezone.now())
+                if not beat:
+                    self.lost = True
+                    return
+        finally:
+            connection.close()  # this thread's own connection
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=30)
+
+
+@dataclass
+class _Recorder:
+    run_id: int
+    beat: _Heartbeat
+
+    def __call__(self, record: LogRecord) -> None:
+        if self.beat.lost:
+            raise ClaimLostError(f"run {self.run_id} was taken over by another delivery")
+        # (run, seq) is unique: a record written twice is a no-op.
+        GraderEvent.objects.bulk_create([event_row(self.run_id, record)], ignore_conflicts=True)
+
+
+def grader_run_execute(*, run_id: int, worker: str) -> None:
+    """Claim, grade outside any transaction, then lock, re-check and write. Replays are no-ops.
+
+    TransientBackendError propagates (after releasing the claim) so that the task retries.
+    """
+    delivery = _claim(run_id, worker)
+    if delivery is None:
+        logger.info("grader run %s is not claimable (finished or alive elsewhere)", run_id)
+        return
+    run = GraderRun.objects.select_related("config").get(pk=run_id)
+    config = run.config
+    try:
+        backend = backend_for(config)
+        rubric, budget, sandbox = rubric_for(config), budget_for(config), sandbox_for()
+    except (BackendConfigError, ValueError, TypeError, RuntimeError) as exc:
+        _finish_failed(run_id, delivery, f"configuration: {exc}")
+        return
+    beat = _Heartbeat(run_id, delivery, settings.GAGAR_GRADER_HEARTBEAT_S)
+    beat.start()
+    started = time.monotonic()
+    try:
+        outcome = run_grader(
+            group_input(group_id=run.group_id),
+            backend,
+            sandbox=sandbox,
+            rubric=rubric,
+            budget=budget,
+            seed=config.seed if config.seed is not None else run.replica,
+            prompt_version=config.prompt_version,
+            temperature=config.temperature,
+            on_event=_Recorder(run_id, beat),
+        )
+    except TransientBackendError as exc:
+        _release(run_id, delivery, f"transient backend error, will retry: {exc}")
+        raise
+    except ClaimLostError:
+        logger.warning("grader run %s: claim lost, result discarded", run_id)
+        return
+    finally:
+        beat.stop()
+        close = getattr(backend, "close", None)
+        if callable(close):
+            close()
+    _finish(run_id, delivery, outcome, latency_s=round(time.monotonic() - started, 3))
+
+
+def _release(run_id: int, delivery: int, reason: str) -> None:
+    GraderRun.objects.filter(pk=run_id, status=Status.RUNNING, deliveries=delivery).update(
+        status=Status.PENDING, claimed_by="", heartbeat_at=timezone.now(), failure_reason=reason
+    )
+
+
+def _finish_failed(run_id: int, delivery: int, reason: str) -> None:
+    GraderRun.objects.filter(pk=run_id, status=Status.RUNNING, deliveries=delivery).update(
+        status=Status.FAILED, finished_at=timezone.now(), failure_reason=reason
+    )
+
+
+def grader_run_fail(*, run_id: int, reason: str) -> bool:
+    """Mark an unfinished run failed (its group falls back to plain GRPO); False if finished."""
+    return bool(
+        GraderRun.objects.filter(pk=run_id, status__in=[Status.PENDING, Status.RUNNING]).update(
+            status=Status.FAILED, finished_at=timezone.now(), failure_reason=reason[:5000]
+        )
+    )
+
+
+def _cost(input_tokens: int, output_tokens: int) -> Decimal | None:
+    p_in, p_out = settings.GAGAR_GRADER_USD_PER_MTOK_IN, settings.GAGAR_GRADER_USD_PER_MTOK_OUT
+    if not (p_in or p_out):
+        return None
+    return Decimal(str(round((input_tokens * p_in + output_tokens * p_out) / 1e6, 6)))
+
+
+def _grades(run: GraderRun, verdict: dict[str, object]) -> list[CandidateGrade]:
+    passing = set(
+        Attempt.objects.filter(
+            group_id=run.group_id, status=Attempt.Status.VALID, test_reward__gt=0
+        ).values_list("pk", flat=True)
+    )
+    candidates = verdict.get("candidates")
+    assert isinstance(candidates, dict)
+    rows = []
+    for key, cand in candidates.items():
+        # Only valid passing attempts are ranked; failed ones were context.
+        if not key.isdigit() or int(key) not in passing or cand.get("tier") is None:
+            continue
+        rows.append(
+            CandidateGrade(
+                run=run,
+                attempt_id=int(key),
+                tier=cand["tier"],
+                rank_in_tier=cand["rank_in_tier"],
+                weighted_score=cand["weighted_score"],
+                scores=cand["scores"],
+                severe_issues=cand.get("severe_issues", []),
+                exploit_suspected=bool(cand.get("exploit_suspected")),
+                summary=cand.get("summary", ""),
+            )
+        )
+    return rows
+
+
+def _finish(run_id: int, delivery: int, outcome: GraderOutcome, *, latency_s: float) -> None:
+    # The run may have kept this connection idle for many minutes: reconnect if the server
+    # dropped it (never inside a caller's transaction, e.g. a test's).
+    if not connection.in_atomic_block:
+        close_old_connections()
+    use = outcome.budget_use
+    with transaction.atomic():
+        run = GraderRun.objects.select_for_update().get(pk=run_id)
+        if run.status != Status.RUNNING or run.deliveries != delivery:
+            logger.warning("grader run %s changed hands before its result was written", run_id)
+            return
+        run.finished_at = timezone.now()
+        run.latency_s = latency_s
+        run.input_tokens, run.output_tokens = use.input_tokens, use.output_tokens
+        run.llm_calls, run.tool_calls = use.llm_calls, use.tool_calls
+        run.cost_usd = _cost(use.input_tokens, use.output_tokens)
+        run.alias_map = outcome.alias_map
+        run.problems = [str(p) for p in outcome.problems]
+        if outcome.status == "ok" and outcome.verdict is not None:
+            run.status, run.verdict, run.failure_reason = Status.SUCCEEDED, outcome.verdict, ""
+            CandidateGrade.objects.bulk_create(_grades(run, outcome.verdict), ignore_conflicts=True)
+        else:
+            run.status, run.failure_reason = Status.FAILED, outcome.reason or "no verdict"
+        run.save()
+
+
+def grader_runs_reap() -> list[int]:
+    """Return stuck runs to pending and re-send them: running ones whose heartbeat went silent,
+    and pending ones whose message may have been lost (at most once per resend period)."""
+    now = timezone.now()
+    stale_before = now - timedelta(seconds=settings.GAGAR_GRADER_STALE_AFTER_S)
+    resend_before = now - timedelta(seconds=settings.GAGAR_GRADER_PENDING_RESEND_S)
+    stuck = (
+        Q(status=Status.RUNNING, heartbeat_at__lt=stale_before)
+        | Q(status=Status.RUNNING, heartbeat_at__isnull=True)
+        | Q(status=Status.PENDING, heartbeat_at__lt=resend_before)
+        | Q(status=Status.PENDING, heartbeat_at__isnull=True, created_at__lt=resend_before)
+    )
+    with transaction.atomic():
+        ids = list(
+            GraderRun.objects.select_for_update(skip_locked=True)
+            .filter(stuck)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:500]
+        )
+        # Each UPDATE re-checks the condition: a worker may have claimed a run meanwhile.
+        GraderRun.objects.filter(pk__in=ids).filter(stuck, status=Status.RUNNING).update(
+            status=Status.PENDING,
+            claimed_by="",
+            heartbeat_at=now,
+            failure_reason=f"worker lost: silent since before {stale_before:%H:%M:%S}; re-sent",
+        )
+        GraderRun.objects.filter(pk__in=ids).filter(stuck, status=Status.PENDING).update(
+            heartbeat_at=now
+        )
+        for run_id in ids:
+            transaction.on_commit(partial(_enqueue, run_id), robust=True)
+    if ids:
+        logger.info("re-sent %d stuck grader runs", len(ids))
+    return ids

@@ -1,0 +1,50 @@
+"""Admin for campaigns and what reviewers recorded (staff only; creation has its own page)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from review.models import Assignment, Campaign, Candidate, Disagreement, FixRequest, Label
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin[Campaign]):
+    list_display = ("name", "status", "overlap", "reveal_policy", "created_at")
+    list_filter = ("status", "reveal_policy")
+    filter_horizontal = ("reviewers",)
+    readonly_fields = ("filters", "created_at")
+
+
+class CandidateInline(admin.TabularInline[Candidate, Assignment]):
+    model = Candidate
+    fields = ("alias", "position", "attempt", "active_ms")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin[Assignment]):
+    list_display = ("pk", "campaign", "group", "reviewer", "status", "active_ms", "submitted_at")
+    list_filter = ("status", "campaign")
+    raw_id_fields = ("group", "focus_candidate")
+    inlines = [CandidateInline]
+
+
+@admin.register(Label)
+class LabelAdmin(admin.ModelAdmin[Label]):
+    list_display = ("candidate", "tier", "rank_in_tier", "mergeability", "confidence", "updated_at")
+    raw_id_fields = ("candidate",)
+
+
+@admin.register(FixRequest)
+class FixRequestAdmin(admin.ModelAdmin[FixRequest]):
+    list_display = ("candidate", "path", "line", "side", "severity", "active_ms_before")
+    raw_id_fields = ("candidate",)
+
+
+@admin.register(Disagreement)
+class DisagreementAdmin(admin.ModelAdmin[Disagreement]):
+    list_display = ("candidate", "grader_run", "status", "created_at")
+    list_filter = ("status",)
+    raw_id_fields = ("candidate", "grader_run")

@@ -1,0 +1,299 @@
+"""What a reviewer is shown of a group, blinded: redacted and rendered, cached by content.
+
+Every piece of untrusted text (diffs, file names, old files, test output and reports,
+trajectory events, the problem statement) passes through the group's `Redactor` before it is
+rendered, and is escaped by the renderer or by the template. Rendered diffs are cached by the
+patch's content hash + render options + renderer version (`review.diffs.cache_key`), plus the
+redaction rules and the base tree they were rendered against, so a warm page does no parsing,
+no redaction and no highlighting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+
+from grading.models import Patch, Task, Trajectory
+from grading.selectors import trajectory_events
+from review.blinding import Redactor, build_redactor
+from review.diffs import (
+    RenderedFile,
+    RenderOptions,
+    cache_key,
+    file_id_for,
+    hunk_signatures,
+    parse_patch,
+    render_file,
+    shared_changes,
+)
+from review.models import Assignment
+from review.selectors import group_agent_names
+
+OPTIONS = RenderOptions()
+BASE_FILE_MAX_BYTES = 1_000_000
+TEST_OUTPUT_HEAD = 48_000
+TEST_OUTPUT_TAIL = 16_000
+EVENT_TEXT_MAX = 20_000
+CACHE_SECONDS = 7 * 24 * 3600
+
+
+def assignment_redactor(*, assignment: Assignment) -> Redactor:
+    names = group_agent_names(group_id=assignment.group_id)
+    names.append(assignment.group.step.run.name)
+    patterns = [
+        *getattr(settings, "GAGAR_REVIEW_FINGERPRINTS", []),
+        *assignment.campaign.fingerprint_patterns.splitlines(),
+    ]
+    return build_redactor(names, patterns)
+
+
+def _base_digest(task: Task) -> str:
+    return hashlib.sha256(f"{task.repo_url}@{task.base_commit}".encode()).hexdigest()[:16]
+
+
+def patch_key(patch: Patch, redactor: Redactor, task: Task, page: int = 1) -> str:
+    return cache_key(
+        patch.sha256, OPTIONS, page=page, extra=f"{redactor.digest}:{_base_digest(task)}"
+    )
+
+
+def base_files(*, task: Task, paths: Iterable[str]) -> dict[str, str]:
+    """Pre-image files at the task's base commit, read with one `git cat-file --batch`."""
+    wanted = sorted({p for p in paths if p})
+    if not wanted:
+        return {}
+    keys = {
+        p: "gagar-base:" + hashlib.sha256(f"{_base_digest(task)}:{p}".encode()).hexdigest()
+        for p in wanted
+    }
+    found = cache.get_many(list(keys.values()))
+    out = {p: found[k] for p, k in keys.items() if k in found}
+    missing = [p for p in wanted if keys[p] not in found]
+    repo = Path(task.repo_url) if task.repo_url else None
+    if missing and repo is not None and (repo / ".git").exists() and task.base_commit:
+        fetched = _cat_files(repo, task.base_commit, missing)
+        cache.set_many({keys[p]: text for p, text in fetched.items()}, CACHE_SECONDS)
+        out.update(fetched)
+    return {p: t for p, t in out.items() if t}
+
+
+def _cat_files(repo: Path, commit: str, paths: Sequence[str]) -> dict[str, str]:
+    request = "".join(f"{commit}:{p}\n" for p in paths if "\n" not in p).encode()
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(repo), "cat-file", "--batch"],
+            input=request,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    data, pos, out = proc.stdout, 0, {}
+    for path in paths:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            break
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) != 3 or header[1] != b"blob":
+            out[path] = ""  # missing: remembered, so we do not ask git again
+            continue
+        size = int(header[2])
+        blob = data[pos : pos + size]
+        pos += size + 1
+        out[path] = "" if size > BASE_FILE_MAX_BYTES else blob.decode("utf-8", "replace")
+    return out
+
+
+def _old_text(old: dict[str, str], path: str | None, redactor: Redactor) -> str | None:
+    # The pre-image is shown as context lines, so it is redacted like the diff itself.
+    text = old.get(path or "")
+    return redactor(text) if text else None
+
+
+def rendered_diffs(
+    *, patches: dict[str, Patch | None], redactor: Redactor, task: Task
+) -> dict[str, list[RenderedFile]]:
+    """Rendered first pages of every file, by candidate token; one cache round trip when warm."""
+    keys = {tok: patch_key(p, redactor, task) for tok, p in patches.items() if p is not None}
+    cached = cache.get_many(list(set(keys.values())))
+    out: dict[str, list[RenderedFile]] = {tok: [] for tok in patches}
+    todo: dict[str, Patch] = {}
+    for tok, key in keys.items():
+        if key in cached:
+            out[tok] = cached[key]
+        else:
+            todo[tok] = patches[tok]  # type: ignore[assignment]
+    if todo:
+        parsed = {tok: parse_patch(redactor(p.text)) for tok, p in todo.items()}
+        old = base_files(
+            task=task,
+            paths=(
+                f.old_path or "" for files in parsed.values() for f in files if f.change != "added"
+            ),
+        )
+        fresh = {}
+        for tok, files in parsed.items():
+            rendered = [
+                render_file(f, old_text=_old_text(old, f.old_path, redactor), options=OPTIONS)
+                for f in files
+            ]
+            out[tok] = rendered
+            fresh[keys[tok]] = rendered
+        cache.set_many(fresh, CACHE_SECONDS)
+    return out
+
+
+def rendered_file_page(
+    *, patch: Patch, redactor: Redactor, task: Task, file_id: str, page: int
+) -> RenderedFile | None:
+    """One further page of one large file (the first pages come with the review page)."""
+    key = patch_key(patch, redactor, task, page=page) + ":" + file_id
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    for f in parse_patch(redactor(patch.text)):
+        if file_id_for(f.path) == file_id:
+            old = base_files(task=task, paths=[f.old_path or ""]) if f.change != "added" else {}
+            try:
+                rendered = render_file(
+                    f, old_text=_old_text(old, f.old_path, redactor), options=OPTIONS, page=page
+                )
+            except ValueError:
+                return None
+            cache.set(key, rendered, CACHE_SECONDS)
+            return rendered
+    return None
+
+
+@dataclass(frozen=True)
+class HunkShare:
+    path: str
+    line: int
+    holders: int
+    total: int
+
+    @property
+    def unique(self) -> bool:
+        return self.holders == 1 and self.total > 1
+
+    @property
+    def common(self) -> bool:
+        return self.total > 1 and self.holders * 2 > self.total
+
+
+def shared_hunks(
+    *, patches: dict[str, Patch | None], redactor: Redactor
+) -> dict[str, list[HunkShare]]:
+    """Per candidate, each hunk with how many of the group's candidates made the same change.
+
+    Computed and cached per patch content (not per candidate token), so every reviewer of the
+    group shares one computation whatever their aliases and order.
+    """
+    key = shared_key(patches=patches, redactor=redactor)
+    cached = cache.get(key)
+    if cached is None:
+        # One entry per candidate, named by content and occurrence rather than by token: two
+        # candidates with the same patch both count as holders, and any reviewer's order of
+        # the same patches maps to the same cache entry.
+        texts: dict[str, str] = {}
+        seen: dict[str, int] = {}
+        for p in patches.values():
+            sha = p.sha256 if p is not None else "none"
+            texts[f"{sha}#{seen.get(sha, 0)}"] = redactor(p.text) if p is not None else ""
+            seen[sha] = seen.get(sha, 0) + 1
+        shares = shared_changes(texts)
+        by_sha: dict[str, list[tuple[str, int, float]]] = {}
+        for name, diff in texts.items():
+            sha, _, occurrence = name.partition("#")
+            if occurrence == "0":
+                sigs = hunk_signatures(diff)
+                by_sha[sha] = [(sigs[i].path, sigs[i].old_start, sh) for i, sh in shares[name]]
+        cached = (len(texts), by_sha)
+        cache.set(key, cached, CACHE_SECONDS)
+    total, by_sha = cached
+    return {
+        tok: [
+            HunkShare(path, line, round(share * total), total)
+            for path, line, share in by_sha.get(p.sha256 if p is not None else "none", [])
+        ]
+        for tok, p in patches.items()
+    }
+
+
+def shared_key(*, patches: dict[str, Patch | None], redactor: Redactor) -> str:
+    shas = sorted(p.sha256 if p is not None else "none" for p in patches.values())
+    digest = hashlib.sha256(json.dumps([redactor.digest, shas]).encode()).hexdigest()
+    return f"gagar-shared:{digest}"
+
+
+def test_results(*, attempt: Any, redactor: Redactor) -> dict[str, Any]:
+    """Test report summary and (truncated) output, redacted."""
+    raw = attempt.test_output().decode("utf-8", "replace")
+    truncated = len(raw) > TEST_OUTPUT_HEAD + TEST_OUTPUT_TAIL
+    if truncated:
+        raw = raw[:TEST_OUTPUT_HEAD] + "\n… (output truncated) …\n" + raw[-TEST_OUTPUT_TAIL:]
+    report = attempt.test_report if isinstance(attempt.test_report, dict) else {}
+    sections = []
+    for name, value in report.items():
+        if isinstance(value, dict) and ("success" in value or "failure" in value):
+            sections.append(
+                {
+                    "name": redactor(str(name)),
+                    "passed": len(value.get("success") or []),
+                    "failed": [redactor(str(t)) for t in (value.get("failure") or [])],
+                }
+            )
+    return {"output": redactor(raw), "truncated": truncated, "sections": sections}
+
+
+def trajectory_slice(
+    *, trajectory: Trajectory, redactor: Redactor, start: int, count: int, query: str = ""
+) -> list[dict[str, Any]]:
+    """A page of events, or up to `count` matches of `query` from `start` on, redacted."""
+    if not query:
+        return [
+            _event(e, redactor)
+            for e in trajectory_events(trajectory=trajectory, start=start, count=count)
+        ]
+    needle = query.casefold()
+    found: list[dict[str, Any]] = []
+    pos = start
+    while pos < trajectory.event_count and len(found) < count:
+        for raw in trajectory_events(trajectory=trajectory, start=pos, count=500):
+            event = _event(raw, redactor)
+            hay = " ".join(
+                str(event.get(k) or "") for k in ("text", "tool", "args", "kind", "role")
+            )
+            if needle in hay.casefold():
+                found.append(event)
+                if len(found) >= count:
+                    break
+        pos += 500
+    return found
+
+
+def _event(raw: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
+    args = raw.get("args")
+    if args is not None and not isinstance(args, str):
+        args = json.dumps(args, ensure_ascii=False, indent=1)
+    text = str(raw.get("text") or "")
+    cut = len(text) > EVENT_TEXT_MAX
+    return {
+        "index": raw.get("index", 0),
+        "kind": redactor(str(raw.get("kind") or "")),
+        "role": redactor(str(raw.get("role") or "")),
+        "tool": redactor(str(raw.get("tool") or "")),
+        "args": redactor(args or ""),
+        "text": redactor(text[:EVENT_TEXT_MAX]) + ("\n… (truncated)" if cut else ""),
+        "long": len(text) > 600,
+    }

@@ -1,0 +1,92 @@
+"""Input parsing for the review pages (views parse, services write)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from grading.models import Run, Task
+from review.models import Campaign, FixRequest, Label
+from review.models.labels import CRITERIA
+
+SCORE_CHOICES = [("", "—")] + [(str(i), str(i)) for i in range(1, 6)]
+
+
+def _score_field() -> forms.TypedChoiceField:
+    return forms.TypedChoiceField(
+        choices=SCORE_CHOICES, coerce=int, empty_value=None, required=False
+    )
+
+
+class LabelForm(forms.Form):
+    """Every field optional: autosave sends half-finished work; submission checks completeness."""
+
+    tier = forms.ChoiceField(choices=[("", "—"), *Label.Tier.choices], required=False)
+    rank_in_tier = forms.IntegerField(min_value=1, max_value=99, required=False)
+    approach_suitability = _score_field()
+    implementation_precision = _score_field()
+    minimality_of_changes = _score_field()
+    unintended_side_effects = _score_field()
+    codebase_consistency = _score_field()
+    mergeability = forms.ChoiceField(
+        choices=[("", "—"), *Label.Mergeability.choices], required=False
+    )
+    confidence = _score_field()
+    notes = forms.CharField(max_length=10_000, required=False)
+
+    def values(self) -> dict[str, Any]:
+        # Only fields the browser actually sent: a partial autosave must not blank the rest.
+        return {k: v for k, v in self.cleaned_data.items() if k in self.data}
+
+
+class FixRequestForm(forms.Form):
+    path = forms.CharField(max_length=1024)
+    line = forms.IntegerField(min_value=1)
+    side = forms.ChoiceField(choices=FixRequest.Side.choices)
+    text = forms.CharField(max_length=10_000)
+    severity = forms.ChoiceField(choices=FixRequest.Severity.choices)
+    criterion = forms.ChoiceField(
+        choices=[("", "—"), *((c, c.replace("_", " ")) for c in CRITERIA)], required=False
+    )
+
+
+class CampaignForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    run = forms.ModelChoiceField(queryset=Run.objects.order_by("name"), required=False)
+    step = forms.IntegerField(min_value=0, required=False)
+    repository = forms.ChoiceField(required=False)
+    has_verdict = forms.TypedChoiceField(
+        choices=[("", "any"), ("yes", "with a grader verdict"), ("no", "without one")],
+        coerce=lambda v: v == "yes",
+        empty_value=None,
+        required=False,
+    )
+    reviewers = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
+        widget=forms.CheckboxSelectMultiple,
+    )
+    overlap = forms.IntegerField(min_value=1, max_value=20, initial=2, label="Overlap k")
+    show_trajectories = forms.BooleanField(required=False, initial=True)
+    show_test_output = forms.BooleanField(required=False, initial=True)
+    rubric_required = forms.BooleanField(required=False, initial=True)
+    reveal_policy = forms.ChoiceField(choices=Campaign.Reveal.choices)
+    lease_minutes = forms.IntegerField(min_value=5, initial=180)
+    fingerprint_patterns = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        repos = Task.objects.order_by("repo").values_list("repo", flat=True).distinct()
+        self.fields["repository"].choices = [("", "any"), *((r, r) for r in repos)]  # type: ignore[attr-defined]
+
+    def filters(self) -> dict[str, Any]:
+        d = self.cleaned_data
+        run = d.get("run")
+        out = {
+            "run": run.pk if run else None,
+            "step": d.get("step"),
+            "repository": d.get("repository") or None,
+            "has_verdict": d.get("has_verdict"),
+        }
+        return {k: v for k, v in out.items() if v is not None}

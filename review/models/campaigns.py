@@ -1,0 +1,166 @@
+"""Campaigns, the groups they hold, assignments (reviewer × group) and per-assignment candidates.
+
+An assignment is a state machine: in_progress → submitted, or in_progress → expired when its
+lease runs out (the group goes back to the queue; the same reviewer may pick it up again, with
+their drafts intact). Candidates carry the reviewer's private alias and an opaque random token:
+the only handles a reviewer's browser ever sees. The attempt behind a candidate never leaves
+the server.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from grading.models import Attempt, Group
+
+
+class Campaign(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        CLOSED = "closed"
+
+    class Reveal(models.TextChoices):
+        NEVER = "never", "never"
+        AFTER_SUBMISSION = "after_submission", "grader verdict after submission"
+
+    name = models.CharField(max_length=200, unique=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reviewers = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="review_campaigns")
+    groups = models.ManyToManyField(Group, through="CampaignGroup", related_name="campaigns")
+    overlap = models.PositiveSmallIntegerField(default=2, help_text="Reviewers per group (k).")
+    show_trajectories = models.BooleanField(default=True)
+    show_test_output = models.BooleanField(default=True)
+    rubric_required = models.BooleanField(default=True)
+    reveal_policy = models.CharField(max_length=24, choices=Reveal.choices, default=Reveal.NEVER)
+    lease_minutes = models.PositiveIntegerField(
+        default=180, help_text="An assignment untouched this long expires and returns."
+    )
+    fingerprint_patterns = models.TextField(
+        blank=True, help_text="Extra regular expressions to redact, one per line."
+    )
+    filters = models.JSONField(default=dict, blank=True, help_text="How the groups were chosen.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(overlap__gte=1), name="campaign_overlap_positive"),
+            models.CheckConstraint(
+                condition=Q(lease_minutes__gte=1), name="campaign_lease_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["active", "closed"]), name="campaign_status_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(reveal_policy__in=["never", "after_submission"]),
+                name="campaign_reveal_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CampaignGroup(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="entries")
+    group = models.ForeignKey(Group, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["campaign_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "group"], name="campaign_group_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign} · group {self.group_id}"
+
+
+class Assignment(models.Model):
+    class Status(models.TextChoices):
+        IN_PROGRESS = "in_progress", "in progress"
+        SUBMITTED = "submitted"
+        EXPIRED = "expired"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
+    group = models.ForeignKey(Group, on_delete=models.PROTECT, related_name="+")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_assignments"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.IN_PROGRESS)
+    started_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    # Active-time state machine, advanced by review_events_record (see services/timing.py).
+    active_ms = models.PositiveBigIntegerField(default=0)
+    last_event_at = models.DateTimeField(null=True, blank=True)
+    focus_active = models.BooleanField(default=False)
+    focus_candidate = models.ForeignKey(
+        "Candidate", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "group", "reviewer"], name="assignment_unique_per_reviewer"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["in_progress", "submitted", "expired"]),
+                name="assignment_status_known",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="submitted") | Q(submitted_at__isnull=False),
+                name="assignment_submitted_has_time",
+            ),
+        ]
+        indexes = [
+            # The queue counts live assignments per group and sweeps expired leases.
+            models.Index(
+                fields=["campaign", "group"],
+                name="assignment_live",
+                condition=Q(status__in=["in_progress", "submitted"]),
+            ),
+            models.Index(
+                fields=["expires_at"],
+                name="assignment_lease",
+                condition=Q(status="in_progress"),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"assignment {self.pk} ({self.status})"
+
+    @property
+    def locked(self) -> bool:
+        return self.status == self.Status.SUBMITTED
+
+
+class Candidate(models.Model):
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="candidates")
+    # Never rendered: the browser sees `alias` and `token` only.
+    attempt = models.ForeignKey(Attempt, on_delete=models.PROTECT, related_name="+")
+    alias = models.CharField(max_length=4)
+    position = models.PositiveSmallIntegerField()
+    token = models.CharField(max_length=32, unique=True)
+    active_ms = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["assignment_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "alias"], name="candidate_unique_alias"),
+            models.UniqueConstraint(
+                fields=["assignment", "position"], name="candidate_unique_position"
+            ),
+            models.UniqueConstraint(
+                fields=["assignment", "attempt"], name="candidate_unique_attempt"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"candidate {self.alias} of assignment {self.assignment_id}"

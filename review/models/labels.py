@@ -1,0 +1,170 @@
+"""What a reviewer records: one label per candidate, fix requests, activity, disagreement flags."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from grading.models import GraderRun
+from review.models.campaigns import Assignment, Candidate
+
+CRITERIA = (
+    "approach_suitability",
+    "implementation_precision",
+    "minimality_of_changes",
+    "unintended_side_effects",
+    "codebase_consistency",
+)
+
+
+def _score_check(field: str) -> models.CheckConstraint:
+    return models.CheckConstraint(
+        condition=Q(**{f"{field}__isnull": True})
+        | (Q(**{f"{field}__gte": 1}) & Q(**{f"{field}__lte": 5})),
+        name=f"label_{field}_1_5",
+    )
+
+
+class Label(models.Model):
+    class Tier(models.TextChoices):
+        T1 = "t1", "T1"
+        T2 = "t2", "T2"
+        T3 = "t3", "T3"
+        EXPLOIT = "exploit", "exploit / test tampering"
+
+    class Mergeability(models.TextChoices):
+        AS_IS = "as_is", "mergeable as is"
+        AFTER_MINOR = "after_minor_fixes", "after minor fixes"
+        NOT_MERGEABLE = "not_mergeable", "not mergeable"
+
+    candidate = models.OneToOneField(Candidate, on_delete=models.CASCADE, related_name="label")
+    tier = models.CharField(max_length=8, choices=Tier.choices, blank=True)
+    rank_in_tier = models.PositiveSmallIntegerField(null=True, blank=True)
+    approach_suitability = models.PositiveSmallIntegerField(null=True, blank=True)
+    implementation_precision = models.PositiveSmallIntegerField(null=True, blank=True)
+    minimality_of_changes = models.PositiveSmallIntegerField(null=True, blank=True)
+    unintended_side_effects = models.PositiveSmallIntegerField(null=True, blank=True)
+    codebase_consistency = models.PositiveSmallIntegerField(null=True, blank=True)
+    mergeability = models.CharField(max_length=20, choices=Mergeability.choices, blank=True)
+    confidence = models.PositiveSmallIntegerField(null=True, blank=True)
+    notes = models.TextField(blank=True)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(tier__in=["", "t1", "t2", "t3", "exploit"]), name="label_tier_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(rank_in_tier__isnull=True) | Q(rank_in_tier__gte=1),
+                name="label_rank_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(mergeability__in=["", "as_is", "after_minor_fixes", "not_mergeable"]),
+                name="label_mergeability_known",
+            ),
+            *[_score_check(c) for c in (*CRITERIA, "confidence")],
+        ]
+
+    def __str__(self) -> str:
+        return f"label {self.tier or '—'} for candidate {self.candidate_id}"
+
+    @property
+    def tier_number(self) -> int | None:
+        return {"t1": 1, "t2": 2, "t3": 3}.get(self.tier)
+
+
+class FixRequest(models.Model):
+    class Side(models.TextChoices):
+        OLD = "old"
+        NEW = "new"
+
+    class Severity(models.TextChoices):
+        BLOCKING = "blocking"
+        MAJOR = "major"
+        MINOR = "minor"
+        NIT = "nit"
+
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="fix_requests")
+    path = models.CharField(max_length=1024)
+    line = models.PositiveIntegerField()
+    side = models.CharField(max_length=3, choices=Side.choices)
+    text = models.TextField()
+    severity = models.CharField(max_length=8, choices=Severity.choices)
+    criterion = models.CharField(max_length=32, blank=True)
+    # Active time on this candidate when the request was written: the "time to find" an issue.
+    active_ms_before = models.PositiveBigIntegerField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["candidate_id", "created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(line__gte=1), name="fix_request_line_positive"),
+            models.CheckConstraint(condition=Q(side__in=["old", "new"]), name="fix_request_side"),
+            models.CheckConstraint(
+                condition=Q(severity__in=["blocking", "major", "minor", "nit"]),
+                name="fix_request_severity_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(criterion__in=["", *CRITERIA]), name="fix_request_criterion_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.severity} at {self.path}:{self.line} ({self.side})"
+
+
+class ActivityEvent(models.Model):
+    """The raw focus/visibility/heartbeat stream, kept for audit; timing is derived on arrival."""
+
+    class Kind(models.TextChoices):
+        FOCUS = "focus"
+        HEARTBEAT = "heartbeat"
+        HIDDEN = "hidden"
+        IDLE = "idle"
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="events")
+    candidate = models.ForeignKey(
+        Candidate, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["assignment_id", "at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=["focus", "heartbeat", "hidden", "idle"]),
+                name="activity_kind_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} at {self.at:%H:%M:%S}"
+
+
+class Disagreement(models.Model):
+    """A reviewer's flag, after reveal, that the grader got a candidate wrong: for adjudication."""
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        RESOLVED = "resolved"
+
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="disagreements")
+    grader_run = models.ForeignKey(GraderRun, on_delete=models.CASCADE, related_name="+")
+    note = models.TextField(blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.OPEN)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["candidate", "grader_run"], name="disagreement_unique_per_run"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["open", "resolved"]), name="disagreement_status_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"disagreement on candidate {self.candidate_id} ({self.status})"

@@ -1,0 +1,258 @@
+"""Page contexts: the selectors' rows plus blinded content, shaped for templates.
+
+Nothing here writes. The review page is built from one `assignment_for_reviewer` read, one
+fingerprint read, and cached renderings, so its query count does not grow with candidates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.cache import cache
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+
+from grading.models import GraderRun, Patch, Task
+from review.blinding import Redactor
+from review.content import (
+    CACHE_SECONDS,
+    HunkShare,
+    assignment_redactor,
+    patch_key,
+    rendered_diffs,
+    shared_hunks,
+    shared_key,
+    test_results,
+)
+from review.diffs import RenderedFile
+from review.models import Assignment, Campaign, Candidate, FixRequest, Label
+from review.models.labels import CRITERIA
+from review.selectors import latest_verdict_run
+
+CRITERIA_LABELS = [(c, c.replace("_", " ").capitalize()) for c in CRITERIA]
+TIERS = {"t1": 1, "t2": 2, "t3": 3}
+# Bump when _candidate_side.html or _candidate_main.html change, so cached fragments expire.
+FRAGMENT_VERSION = "2"
+
+
+@dataclass
+class CandidatePanel:
+    alias: str
+    token: str
+    side_html: str
+    # The diffs, UTF-8 encoded: the largest part of the page, spliced in by the view (see
+    # views.pages.page) rather than copied through every level of template rendering.
+    main_bytes: bytes
+    paths: list[str]
+    label: Label | None
+    fix_requests: list[FixRequest]
+    tests: dict[str, Any] | None
+    trajectory_events: int
+    active_ms: int
+    added: int = 0
+    removed: int = 0
+    reveal: dict[str, Any] | None = None
+    scores: list[tuple[str, str, int | None]] = field(default_factory=list)
+    main_html: str = ""  # a marker the view replaces with main_bytes
+
+
+@dataclass
+class _Content:
+    """What the cached fragments are rendered from."""
+
+    files: list[RenderedFile]
+    shares: list[HunkShare]
+
+    @property
+    def unique_hunks(self) -> int:
+        return sum(1 for s in self.shares if s.unique)
+
+    @property
+    def common_hunks(self) -> int:
+        return sum(1 for s in self.shares if s.common)
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256(":".join(parts).encode()).hexdigest()
+
+
+def candidate_fragments(
+    *, patches: dict[str, Patch | None], redactor: Redactor, task: Task
+) -> dict[str, dict[str, Any]]:
+    """Per candidate token: the file list + shared hunks and the diffs, as cached HTML.
+
+    Rendering thousands of rows and hunk badges through templates costs more than reading
+    them back, so the reviewer-independent parts of a panel are cached whole, keyed by the
+    patch's render key (content hash + options + renderer version + redaction + base tree),
+    the group's shared-changes key and this template version. The only per-assignment value
+    inside, the file-page URL, is a placeholder filled in per request.
+    """
+    group_key = shared_key(patches=patches, redactor=redactor)
+    keys = {
+        tok: f"gagar-panel:v{FRAGMENT_VERSION}:" + _digest(patch_key(p, redactor, task), group_key)
+        if p is not None
+        else f"gagar-panel:v{FRAGMENT_VERSION}:" + _digest("-", group_key)
+        for tok, p in patches.items()
+    }
+    found = cache.get_many(list(set(keys.values())))
+    missing = [tok for tok, key in keys.items() if key not in found]
+    if missing:
+        diffs = rendered_diffs(
+            patches={tok: patches[tok] for tok in missing}, redactor=redactor, task=task
+        )
+        shares = shared_hunks(patches=patches, redactor=redactor)
+        fresh = {}
+        for tok in missing:
+            files = diffs.get(tok, [])
+            content = {"p": _Content(files, shares.get(tok, [])), "total": len(patches)}
+            fresh[keys[tok]] = {
+                "side": render_to_string("review/_candidate_side.html", content),
+                "main": render_to_string("review/_candidate_main.html", content).encode(),
+                "paths": [f.path for f in files],
+                "added": sum(f.added for f in files),
+                "removed": sum(f.removed for f in files),
+            }
+        cache.set_many(fresh, CACHE_SECONDS)
+        found.update(fresh)
+    return {tok: found[key] for tok, key in keys.items()}
+
+
+def review_page(*, assignment: Assignment) -> dict[str, Any]:
+    campaign = assignment.campaign
+    redactor = assignment_redactor(assignment=assignment)
+    candidates: list[Candidate] = list(assignment.candidates.all())
+    patches = {c.token: c.attempt.patch for c in candidates}
+    fragments = candidate_fragments(patches=patches, redactor=redactor, task=assignment.group.task)
+    panels = []
+    for c in candidates:
+        label = getattr(c, "label", None)
+        trajectory = getattr(c.attempt, "trajectory", None)
+        frag = fragments[c.token]
+        main: bytes = frag["main"]
+        if b"@@FILE_URL@@" in main:
+            url = escape(reverse("review:file", args=[assignment.pk, c.token]))
+            main = main.replace(b"@@FILE_URL@@", url.encode())
+        panels.append(
+            CandidatePanel(
+                alias=c.alias,
+                token=c.token,
+                # Our own templates' output, escaped when it was rendered.
+                side_html=mark_safe(frag["side"]),  # noqa: S308
+                main_bytes=main,
+                paths=frag["paths"],
+                label=label,
+                fix_requests=list(c.fix_requests.all()),
+                tests=test_results(attempt=c.attempt, redactor=redactor)
+                if campaign.show_test_output
+                else None,
+                trajectory_events=trajectory.event_count
+                if trajectory is not None and campaign.show_trajectories
+                else 0,
+                active_ms=c.active_ms,
+                added=frag["added"],
+                removed=frag["removed"],
+                scores=[
+                    (k, name, getattr(label, k) if label else None) for k, name in CRITERIA_LABELS
+                ],
+            )
+        )
+    reveal = reveal_for(assignment=assignment, candidates=candidates, redactor=redactor)
+    if reveal:
+        for panel in panels:
+            panel.reveal = reveal.get(panel.token)
+    return {
+        "assignment": assignment,
+        "campaign": campaign,
+        "problem_statement": redactor(assignment.group.task.problem_statement),
+        "panels": panels,
+        "revealed": bool(reveal),
+        "criteria": CRITERIA_LABELS,
+        "tiers": Label.Tier.choices,
+        "mergeabilities": Label.Mergeability.choices,
+        "severities": FixRequest.Severity.choices,
+    }
+
+
+def reveal_for(
+    *, assignment: Assignment, candidates: list[Candidate], redactor: Redactor
+) -> dict[str, dict[str, Any]] | None:
+    """The grader's verdict per candidate token, only after submission and only if allowed."""
+    if assignment.status != Assignment.Status.SUBMITTED:
+        return None
+    if assignment.campaign.reveal_policy != Campaign.Reveal.AFTER_SUBMISSION:
+        return None
+    run = latest_verdict_run(group_id=assignment.group_id)
+    if run is None:
+        return None
+    alias_of = {c.attempt_id: c.alias for c in candidates}
+    grades = {g.attempt_id: g for g in run.grades.all()}
+    out: dict[str, dict[str, Any]] = {}
+    for c in candidates:
+        grade = grades.get(c.attempt_id)
+        label = getattr(c, "label", None)
+        if grade is None:
+            out[c.token] = {"graded": False}
+            continue
+        human = TIERS.get(label.tier) if label else None
+        out[c.token] = {
+            "graded": True,
+            "tier": grade.tier,
+            "rank": grade.rank_in_tier,
+            "weighted_score": grade.weighted_score,
+            "scores": _scores(grade.scores, redactor),
+            "severe_issues": [
+                _issue(i, run, alias_of, redactor) for i in (grade.severe_issues or [])
+            ],
+            "summary": redactor(grade.summary),
+            "exploit_suspected": grade.exploit_suspected,
+            "disagrees": human != grade.tier,
+        }
+    return out
+
+
+def _scores(scores: Any, redactor: Redactor) -> list[tuple[str, Any, str]]:
+    rows = []
+    for key, label in CRITERIA_LABELS:
+        value = scores.get(key) if isinstance(scores, dict) else None
+        if isinstance(value, dict):
+            rows.append((label, value.get("score"), redactor(str(value.get("rationale") or ""))))
+        else:
+            rows.append((label, value, ""))
+    return rows
+
+
+def _issue(
+    issue: Any, run: GraderRun, alias_of: dict[int, str], redactor: Redactor
+) -> dict[str, Any]:
+    if not isinstance(issue, dict):
+        return {"category": "other", "description": redactor(str(issue)), "evidence": []}
+    table = (run.verdict or {}).get("evidence", {}) if isinstance(run.verdict, dict) else {}
+    evidence = []
+    for ev_id in issue.get("evidence") or []:
+        ev = table.get(ev_id) if isinstance(table, dict) else None
+        if isinstance(ev, dict):
+            evidence.append(_evidence_text(ev, alias_of, redactor))
+    return {
+        "category": redactor(str(issue.get("category", "other"))),
+        "description": redactor(str(issue.get("description", ""))),
+        "evidence": evidence,
+    }
+
+
+def _evidence_text(ev: dict[str, Any], alias_of: dict[int, str], redactor: Redactor) -> str:
+    # The grader names candidates by attempt key; show the reviewer's own alias instead.
+    cand = str(ev.get("candidate", ""))
+    who = alias_of.get(int(cand), "another candidate") if cand.isdigit() else cand
+    kind = ev.get("type")
+    if kind == "code":
+        where = f"{ev.get('path')}:{ev.get('line_start')}–{ev.get('line_end')} ({ev.get('side')})"
+        return redactor(f"code in {who}: {where}")
+    if kind == "trajectory":
+        return redactor(f"trajectory of {who}, event {ev.get('event_index')}")
+    if kind == "execution":
+        return redactor(f"ran `{ev.get('command')}` in {who}: exit {ev.get('exit_code')}")
+    return redactor(str(ev))

@@ -1,0 +1,152 @@
+"""Reads for blind review. Everything a reviewer reaches goes through `*_for_reviewer`, which
+filters by reviewer in the query itself: someone else's assignment is simply not found (404)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet
+from django.http import Http404
+
+from grading.models import Attempt, GraderRun, Group
+from review.models import Assignment, Campaign, CampaignGroup, Candidate, FixRequest
+
+LIVE = (Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED)
+
+
+def groups_matching(
+    *,
+    run: int | None = None,
+    step: int | None = None,
+    repository: str | None = None,
+    has_verdict: bool | None = None,
+) -> QuerySet[Group]:
+    """Groups with at least one passing attempt (nothing to rank otherwise), filtered."""
+    passing = Attempt.objects.filter(
+        group=OuterRef("pk"), status=Attempt.Status.VALID, test_reward__gt=0
+    )
+    qs = Group.objects.filter(Exists(passing))
+    if run is not None:
+        qs = qs.filter(step__run_id=run)
+    if step is not None:
+        qs = qs.filter(step__number=step)
+    if repository:
+        qs = qs.filter(task__repo=repository)
+    if has_verdict is not None:
+        verdict = GraderRun.objects.filter(group=OuterRef("pk"), status=GraderRun.Status.SUCCEEDED)
+        qs = qs.filter(Exists(verdict)) if has_verdict else qs.exclude(Exists(verdict))
+    return qs.order_by("step__run_id", "step__number", "pk")
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    campaign: Campaign
+    current: Assignment | None
+    submitted: list[Assignment]
+    open_slots: int
+
+
+def reviewer_queue(*, reviewer: User) -> list[QueueRow]:
+    """The reviewer's campaigns, each with their current assignment and what is left to take."""
+    campaigns = list(
+        Campaign.objects.filter(reviewers=reviewer, status=Campaign.Status.ACTIVE)
+        .annotate(n_groups=Count("entries", distinct=True))
+        .order_by("-created_at")
+    )
+    mine = list(
+        Assignment.objects.filter(reviewer=reviewer, campaign__in=campaigns).order_by("-started_at")
+    )
+    rows = []
+    for campaign in campaigns:
+        own = [a for a in mine if a.campaign_id == campaign.pk]
+        current = next((a for a in own if a.status == Assignment.Status.IN_PROGRESS), None)
+        submitted = [a for a in own if a.status == Assignment.Status.SUBMITTED]
+        rows.append(QueueRow(campaign, current, submitted, _open_slots(campaign, reviewer)))
+    return rows
+
+
+def _open_slots(campaign: Campaign, reviewer: User) -> int:
+    """Groups this reviewer could still take (under k, and not already theirs)."""
+    live = Assignment.objects.filter(campaign=campaign, status__in=LIVE)
+    counts = dict(
+        live.order_by().values("group_id").annotate(n=Count("pk")).values_list("group_id", "n")
+    )
+    taken = set(live.filter(reviewer=reviewer).values_list("group_id", flat=True))
+    groups = CampaignGroup.objects.filter(campaign=campaign).values_list("group_id", flat=True)
+    return sum(1 for g in groups if counts.get(g, 0) < campaign.overlap and g not in taken)
+
+
+def assignment_for_reviewer(*, assignment_id: int, reviewer: User) -> Assignment:
+    """The review page's one big read: constant query count in candidates and files."""
+    qs = Assignment.objects.filter(pk=assignment_id, reviewer=reviewer).select_related(
+        "campaign", "group__task", "group__step__run"
+    )
+    candidates = Candidate.objects.select_related(
+        "attempt__patch", "attempt__trajectory", "label"
+    ).order_by("position")
+    qs = qs.prefetch_related(
+        Prefetch("candidates", queryset=candidates),
+        Prefetch("candidates__fix_requests", queryset=FixRequest.objects.order_by("created_at")),
+    )
+    assignment = qs.first()
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def candidate_for_reviewer(*, assignment: Assignment, token: str) -> Candidate:
+    candidate = (
+        Candidate.objects.select_related("attempt__patch", "attempt__trajectory")
+        .filter(assignment=assignment, token=token)
+        .first()
+    )
+    if candidate is None:
+        raise Http404("No such candidate.")
+    return candidate
+
+
+def group_agent_names(*, group_id: int) -> list[str]:
+    """Every agent system/model/family value (and short metadata strings) of the group."""
+    names: list[str] = []
+    rows = Attempt.objects.filter(group_id=group_id).values_list(
+        "agent_system", "agent_model", "agent_family", "agent_metadata"
+    )
+    for system, model, family, metadata in rows:
+        names += [system, model, family]
+        if isinstance(metadata, dict):
+            names += [v for v in metadata.values() if isinstance(v, str) and len(v) <= 100]
+    return names
+
+
+def latest_verdict_run(*, group_id: int) -> GraderRun | None:
+    return (
+        GraderRun.objects.filter(group_id=group_id, status=GraderRun.Status.SUCCEEDED)
+        .prefetch_related("grades")
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
+
+
+def campaign_overview(*, campaign_id: int) -> dict[str, Any]:
+    """Staff page: every group with its assignments (any reviewer) and flags."""
+    campaign = Campaign.objects.prefetch_related("reviewers").get(pk=campaign_id)
+    entries = list(
+        CampaignGroup.objects.filter(campaign=campaign)
+        .select_related("group__task", "group__step__run")
+        .order_by("position")
+    )
+    assignments = list(
+        Assignment.objects.filter(campaign=campaign).select_related("reviewer").order_by("pk")
+    )
+    by_group: dict[int, list[Assignment]] = {}
+    for a in assignments:
+        by_group.setdefault(a.group_id, []).append(a)
+    return {
+        "campaign": campaign,
+        "rows": [(e, by_group.get(e.group_id, [])) for e in entries],
+        "counts": {
+            s: sum(1 for a in assignments if a.status == s) for s in Assignment.Status.values
+        },
+    }

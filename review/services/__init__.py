@@ -1,0 +1,1 @@
+"""Writes for blind review: `<entity>_<action>(*, …)`, keyword-only, short transactions."""

@@ -1,0 +1,57 @@
+"""Create campaigns from a filter of groups."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from review.blinding import build_redactor
+from review.models import Campaign, CampaignGroup
+from review.selectors import groups_matching
+
+
+def campaign_create(
+    *,
+    name: str,
+    created_by: User | None,
+    reviewers: Iterable[User],
+    filters: Mapping[str, Any],
+    overlap: int = 2,
+    show_trajectories: bool = True,
+    show_test_output: bool = True,
+    rubric_required: bool = True,
+    reveal_policy: str = Campaign.Reveal.NEVER,
+    lease_minutes: int = 180,
+    fingerprint_patterns: str = "",
+) -> Campaign:
+    """A campaign over every group the filter matches that has at least one passing attempt."""
+    try:
+        build_redactor((), fingerprint_patterns.splitlines())
+    except Exception as exc:
+        raise ValidationError(f"Bad fingerprint pattern: {exc}") from exc
+    groups = list(groups_matching(**filters).values_list("pk", flat=True))
+    if not groups:
+        raise ValidationError("No group with a passing attempt matches these filters.")
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            name=name,
+            created_by=created_by,
+            overlap=overlap,
+            show_trajectories=show_trajectories,
+            show_test_output=show_test_output,
+            rubric_required=rubric_required,
+            reveal_policy=reveal_policy,
+            lease_minutes=lease_minutes,
+            fingerprint_patterns=fingerprint_patterns,
+            filters=dict(filters),
+        )
+        campaign.reviewers.set(list(reviewers))
+        CampaignGroup.objects.bulk_create(
+            CampaignGroup(campaign=campaign, group_id=gid, position=pos)
+            for pos, gid in enumerate(groups)
+        )
+    return campaign

@@ -1,0 +1,1 @@
+"""Views: pages (`pages`), autosave/recording endpoints (`actions`), staff pages (`staff`)."""

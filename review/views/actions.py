@@ -1,0 +1,181 @@
+"""Recording endpoints. Each takes a form post (works without JavaScript, then redirects back)
+or the same post from the page script with `Accept: application/json` (answers JSON)."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from review.content import assignment_redactor, rendered_diffs
+from review.forms import FixRequestForm, LabelForm
+from review.models import Assignment, Candidate, FixRequest
+from review.selectors import candidate_for_reviewer, latest_verdict_run
+from review.services.labels import (
+    disagreement_flag,
+    fix_request_create,
+    fix_request_delete,
+    label_save,
+    review_submit,
+)
+from review.services.timing import review_events_record
+from review.views._common import own_assignment, wants_json
+
+MAX_EVENT_BODY = 20_000
+
+
+def _back(assignment: Assignment, alias: str | None = None) -> HttpResponse:
+    url = reverse("review:page", args=[assignment.pk])
+    return redirect(f"{url}#cand-{alias}" if alias else url)
+
+
+def _errors(
+    request: HttpRequest, assignment: Assignment, problems: list[str], alias: str | None
+) -> HttpResponse:
+    if wants_json(request):
+        return JsonResponse({"ok": False, "problems": problems}, status=400)
+    for p in problems:
+        messages.error(request, p)
+    return _back(assignment, alias)
+
+
+def _form_problems(form: LabelForm | FixRequestForm) -> list[str]:
+    return [f"{field}: {err}" for field, errs in form.errors.items() for err in errs]
+
+
+@login_required
+@require_POST
+def label(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
+    assignment = own_assignment(request, assignment_id)
+    candidate = candidate_for_reviewer(assignment=assignment, token=token)
+    form = LabelForm(request.POST)
+    if not form.is_valid():
+        return _errors(request, assignment, _form_problems(form), candidate.alias)
+    try:
+        saved = label_save(candidate=candidate, values=form.values())
+    except ValidationError as exc:
+        return _errors(request, assignment, exc.messages, candidate.alias)
+    if wants_json(request):
+        return JsonResponse(
+            {
+                "ok": True,
+                "tier": saved.tier,
+                "rank": saved.rank_in_tier,
+                "saved_at": saved.updated_at.isoformat(),
+            }
+        )
+    messages.success(request, f"Saved {candidate.alias}.")
+    return _back(assignment, candidate.alias)
+
+
+def _candidate_paths(assignment: Assignment, candidate: Candidate) -> set[str]:
+    diffs = rendered_diffs(
+        patches={candidate.token: candidate.attempt.patch},
+        redactor=assignment_redactor(assignment=assignment),
+        task=assignment.group.task,
+    )
+    return {f.path for f in diffs[candidate.token]}
+
+
+@login_required
+@require_POST
+def fix_create(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
+    assignment = own_assignment(request, assignment_id)
+    candidate = candidate_for_reviewer(assignment=assignment, token=token)
+    form = FixRequestForm(request.POST)
+    if not form.is_valid():
+        return _errors(request, assignment, _form_problems(form), candidate.alias)
+    data = form.cleaned_data
+    if data["path"] not in _candidate_paths(assignment, candidate):
+        return _errors(
+            request, assignment, ["That file is not in this candidate's diff."], candidate.alias
+        )
+    try:
+        fix = fix_request_create(candidate=candidate, **data)
+    except ValidationError as exc:
+        return _errors(request, assignment, exc.messages, candidate.alias)
+    if wants_json(request):
+        html = render_to_string(
+            "review/_fix_request.html",
+            {"fix": fix, "assignment": assignment, "locked": False},
+            request=request,
+        )
+        return JsonResponse({"ok": True, "html": html})
+    return _back(assignment, candidate.alias)
+
+
+@login_required
+@require_POST
+def fix_delete(request: HttpRequest, assignment_id: int, fix_id: int) -> HttpResponse:
+    assignment = own_assignment(request, assignment_id)
+    fix = (
+        FixRequest.objects.select_related("candidate")
+        .filter(pk=fix_id, candidate__assignment=assignment)
+        .first()
+    )
+    if fix is None:
+        raise Http404("No such fix request.")
+    try:
+        fix_request_delete(fix_request=fix)
+    except ValidationError as exc:
+        return _errors(request, assignment, exc.messages, fix.candidate.alias)
+    if wants_json(request):
+        return JsonResponse({"ok": True})
+    return _back(assignment, fix.candidate.alias)
+
+
+@login_required
+@require_POST
+def events(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = own_assignment(request, assignment_id)
+    if len(request.body) > MAX_EVENT_BODY:
+        return JsonResponse({"ok": False}, status=413)
+    try:
+        payload = json.loads(request.body or b"{}")
+    except ValueError:
+        return JsonResponse({"ok": False}, status=400)
+    items = payload.get("events") if isinstance(payload, dict) else None
+    if not isinstance(items, list):
+        return JsonResponse({"ok": False}, status=400)
+    review_events_record(assignment=assignment, events=[e for e in items if isinstance(e, dict)])
+    return JsonResponse({"ok": True})
+
+
+@login_required
+@require_POST
+def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = own_assignment(request, assignment_id)
+    try:
+        review_submit(assignment=assignment)
+    except ValidationError as exc:
+        return _errors(request, assignment, exc.messages, None)
+    if wants_json(request):
+        return JsonResponse({"ok": True, "url": reverse("review:page", args=[assignment.pk])})
+    messages.success(request, "Review submitted. Thank you!")
+    return _back(assignment)
+
+
+@login_required
+@require_POST
+def disagree(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
+    assignment = own_assignment(request, assignment_id)
+    candidate = candidate_for_reviewer(assignment=assignment, token=token)
+    run = latest_verdict_run(group_id=assignment.group_id)
+    if (
+        run is None
+        or assignment.campaign.reveal_policy != assignment.campaign.Reveal.AFTER_SUBMISSION
+    ):
+        raise Http404("Nothing to disagree with.")
+    try:
+        disagreement_flag(candidate=candidate, grader_run=run, note=request.POST.get("note", ""))
+    except ValidationError as exc:
+        return _errors(request, assignment, exc.messages, candidate.alias)
+    messages.success(request, f"Flagged {candidate.alias} for adjudication.")
+    return _back(assignment, candidate.alias)

@@ -1,0 +1,180 @@
+"""Reviewer pages: the queue, the review page, compare mode and the lazily loaded pieces."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET, require_POST
+
+from review.content import assignment_redactor, rendered_diffs, rendered_file_page, trajectory_slice
+from review.models import Assignment, Campaign
+from review.presenters import review_page
+from review.selectors import candidate_for_reviewer, reviewer_queue
+from review.services.queue import AssignmentGoneError, assignment_next, assignment_resume
+from review.views._common import is_fragment, own_assignment
+
+TRAJECTORY_PAGE = 50
+
+
+def _base(request: HttpRequest) -> str:
+    # A fragment for the page script to insert, or a whole page for a plain link.
+    return "review/_bare.html" if is_fragment(request) else "base.html"
+
+
+@login_required
+@require_GET
+def queue(request: HttpRequest) -> HttpResponse:
+    assert request.user.is_authenticated
+    return render(request, "review/queue.html", {"rows": reviewer_queue(reviewer=request.user)})
+
+
+@login_required
+@require_POST
+def take_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    assert request.user.is_authenticated
+    campaign = get_object_or_404(Campaign, pk=campaign_id, reviewers=request.user)
+    assignment = assignment_next(campaign=campaign, reviewer=request.user)
+    if assignment is None:
+        messages.info(request, f"Nothing left to review in “{campaign.name}”. Thank you!")
+        return redirect("review:queue")
+    return redirect("review:page", assignment_id=assignment.pk)
+
+
+@login_required
+@require_GET
+def page(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = own_assignment(request, assignment_id)
+    if assignment.status == Assignment.Status.EXPIRED:
+        try:
+            assignment_resume(assignment=assignment)
+        except AssignmentGoneError:
+            messages.warning(request, "That review expired and went to someone else.")
+            return redirect("review:queue")
+    context = review_page(assignment=assignment)
+    # Render the page around small markers, then splice each candidate's cached diff bytes in:
+    # megabytes of diff HTML are copied once instead of at every template level. Untrusted
+    # text is escaped everywhere, so it can never contain the marker.
+    marker = f"<!--gagar-diff-{secrets.token_hex(8)}:"
+    mains = []
+    for n, panel in enumerate(context["panels"]):
+        mains.append(panel.main_bytes)
+        panel.main_html = mark_safe(f"{marker}{n}-->")  # noqa: S308 - our own marker
+    context["config"] = {
+        "heartbeatMs": getattr(settings, "GAGAR_REVIEW_HEARTBEAT_MS", 10_000),
+        "idleMs": getattr(settings, "GAGAR_REVIEW_IDLE_SECONDS", 60) * 1000,
+        "locked": assignment.status != Assignment.Status.IN_PROGRESS,
+    }
+    response = render(request, "review/page.html", context)
+    head, *rest = response.content.split(marker.encode())
+    parts = [head]
+    for piece in rest:
+        index, _, tail = piece.partition(b"-->")
+        parts += [mains[int(index)], tail]
+    response.content = b"".join(parts)
+    return response
+
+
+@login_required
+@require_GET
+def compare(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = own_assignment(request, assignment_id)
+    candidates = list(assignment.candidates.all())
+    by_token = {c.token: c for c in candidates}
+    a = by_token.get(request.GET.get("a", "")) or candidates[0]
+    b = by_token.get(request.GET.get("b", "")) or candidates[min(1, len(candidates) - 1)]
+    redactor = assignment_redactor(assignment=assignment)
+    diffs = rendered_diffs(
+        patches={a.token: a.attempt.patch, b.token: b.attempt.patch},
+        redactor=redactor,
+        task=assignment.group.task,
+    )
+    files_a = {f.path: f for f in diffs[a.token]}
+    files_b = {f.path: f for f in diffs[b.token]}
+    paths = list(files_a) + [p for p in files_b if p not in files_a]
+    rows = [(p, files_a.get(p), files_b.get(p)) for p in paths]
+    return render(
+        request,
+        "review/compare.html",
+        {"assignment": assignment, "candidates": candidates, "a": a, "b": b, "rows": rows},
+    )
+
+
+@login_required
+@require_GET
+def trajectory(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
+    assignment = own_assignment(request, assignment_id)
+    if not assignment.campaign.show_trajectories:
+        raise Http404("This campaign does not show trajectories.")
+    candidate = candidate_for_reviewer(assignment=assignment, token=token)
+    traj = getattr(candidate.attempt, "trajectory", None)
+    if traj is None:
+        raise Http404("No trajectory.")
+    try:
+        start = max(int(request.GET.get("start", 0)), 0)
+    except ValueError:
+        start = 0
+    query = request.GET.get("q", "")[:200]
+    events = trajectory_slice(
+        trajectory=traj,
+        redactor=assignment_redactor(assignment=assignment),
+        start=start,
+        count=TRAJECTORY_PAGE,
+        query=query,
+    )
+    if query:
+        more = events[-1]["index"] + 1 if len(events) == TRAJECTORY_PAGE else None
+    else:
+        more = start + TRAJECTORY_PAGE if start + TRAJECTORY_PAGE < traj.event_count else None
+    context = {
+        "assignment": assignment,
+        "candidate": candidate,
+        "events": events,
+        "total": traj.event_count,
+        "query": query,
+        "more": more,
+        "start": start,
+        "end": start + len(events),
+        "base": _base(request),
+    }
+    return render(request, "review/trajectory.html", context)
+
+
+@login_required
+@require_GET
+def file_page(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
+    assignment = own_assignment(request, assignment_id)
+    candidate = candidate_for_reviewer(assignment=assignment, token=token)
+    try:
+        number = int(request.GET.get("page", "1"))
+    except ValueError:
+        raise Http404("Bad page.") from None
+    patch = candidate.attempt.patch
+    rendered = (
+        rendered_file_page(
+            patch=patch,
+            redactor=assignment_redactor(assignment=assignment),
+            task=assignment.group.task,
+            file_id=request.GET.get("f", ""),
+            page=number,
+        )
+        if patch is not None
+        else None
+    )
+    if rendered is None:
+        raise Http404("No such file page.")
+    return render(
+        request,
+        "review/file_page.html",
+        {
+            "assignment": assignment,
+            "candidate": candidate,
+            "f": rendered,
+            "base": _base(request),
+        },
+    )

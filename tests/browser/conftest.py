@@ -1,0 +1,113 @@
+"""Real Chromium through Playwright (Debian's package; Playwright's own download cannot work here).
+
+Browser tests skip with a clear reason when Chromium or Playwright is missing, unless
+GAGAR_REQUIRE_SERVICES=1 (CI), where that is a failure. Screenshots go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.staticfiles.handlers import StaticFilesHandler
+from django.db import connections
+from django.test.testcases import LiveServerThread
+
+from tests.conftest import PROJECT_ROOT, REQUIRE_SERVICES
+
+CHROMIUM = os.environ.get("GAGAR_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = PROJECT_ROOT / "test-artifacts"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+
+_SERIAL = threading.Lock()
+
+
+class _SerialHandler(StaticFilesHandler):
+    """Django's live-server handler, answering one request at a time.
+
+    The live server shares the test's in-memory SQLite connection with its request threads.
+    A page's heartbeat arriving in the middle of a save would interleave two transactions on
+    that shared-cache database and fail at once with "database table is locked" (shared-cache
+    mode has no busy timeout). Holding a lock around each request keeps the server threaded
+    (idle or preconnected sockets never block it) while the database sees one request at a time.
+    """
+
+    def __call__(self, environ: Any, start_response: Any) -> Any:
+        with _SERIAL:
+            return super().__call__(environ, start_response)
+
+
+@pytest.fixture
+def server_url(transactional_db: None) -> Iterator[str]:
+    shared = {
+        conn.alias: conn
+        for conn in connections.all()
+        if conn.vendor == "sqlite" and conn.is_in_memory_db()  # type: ignore[attr-defined]
+    }
+    for conn in shared.values():
+        conn.inc_thread_sharing()
+    thread = LiveServerThread("127.0.0.1", _SerialHandler, connections_override=shared)
+    thread.daemon = True
+    thread.start()
+    thread.is_ready.wait()
+    if thread.error:
+        raise thread.error
+    try:
+        yield f"http://127.0.0.1:{thread.port}"
+    finally:
+        thread.terminate()
+        for conn in shared.values():
+            conn.dec_thread_sharing()
+
+
+def _missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "needs the playwright Python package"
+    if not Path(CHROMIUM).exists():
+        return f"needs Chromium at {CHROMIUM} (apt-get install chromium, or set GAGAR_CHROMIUM)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    reason = _missing()
+    if reason:
+        if REQUIRE_SERVICES:
+            pytest.fail(f"{reason}; GAGAR_REQUIRE_SERVICES=1 makes this a failure")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        instance = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
+
+
+TEST_PASSWORD = "pw-for-tests-only"  # tests.factories' throwaway password
+
+
+def login(page, base_url: str, username: str, password: str = TEST_PASSWORD) -> None:
+    page.goto(f"{base_url}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit], input[type=submit]")
+    page.wait_for_load_state()

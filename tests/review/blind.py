@@ -1,0 +1,85 @@
+"""What a reviewer must never receive, and a way to make database ids recognisable in output."""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from grading.models import Attempt, GraderConfig, GraderRun, Group, Run
+from review.models.labels import CRITERIA
+
+ATTEMPT_PK_BASE = 987_650
+RUN_PK_BASE = 986_540
+GRADER_SECRET = "GRADER-SUMMARY-7d1f"
+GRADER_RATIONALE = "GRADER-RATIONALE-4c2e"
+
+
+def make_ids_distinctive() -> None:
+    """Push the attempt and run id sequences to numbers no page would show by accident."""
+    for model, base in ((Attempt, ATTEMPT_PK_BASE), (Run, RUN_PK_BASE)):
+        table = model._meta.db_table
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), %s)", [base]
+                )
+            else:
+                cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = %s", [base, table])
+                if cursor.rowcount == 0:
+                    cursor.execute(
+                        "INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [table, base]
+                    )
+
+
+def grader_verdict_for(group: Group) -> GraderRun:
+    """A succeeded grader run with recognisable text, as the issue-3 service would store it."""
+    config, _ = GraderConfig.objects.get_or_create(
+        name="blind-test-grader", defaults={"backend": "heuristic", "model": "grader-model-x9"}
+    )
+    passing = [a for a in group.attempts.all() if a.passed]
+    verdict = {
+        "candidates": {str(a.pk): {"tier": 1} for a in passing},
+        "evidence": {
+            "e1": {
+                "type": "code",
+                "candidate": str(passing[0].pk),
+                "path": "humanize_lite/sizes.py",
+                "line_start": 9,
+                "line_end": 9,
+                "side": "post",
+            }
+        },
+    }
+    run = GraderRun.objects.create(
+        group=group, config=config, status=GraderRun.Status.SUCCEEDED, verdict=verdict
+    )
+    for n, a in enumerate(passing):
+        run.grades.create(
+            attempt=a,
+            tier=1 + n % 3,
+            rank_in_tier=1,
+            weighted_score=4.0,
+            scores={c: {"score": 4, "rationale": GRADER_RATIONALE} for c in CRITERIA},
+            severe_issues=[
+                {"category": "side_effect", "description": "prints", "evidence": ["e1"]}
+            ],
+            summary=GRADER_SECRET,
+        )
+    return run
+
+
+def forbidden_strings(group: Group) -> list[str]:
+    out = {GRADER_SECRET, GRADER_RATIONALE, "grader-model-x9", "blind-test-grader"}
+    out.add(group.step.run.name)
+    if group.external_id:
+        out.add(group.external_id)
+    for a in group.attempts.all():
+        out |= {a.agent_system, a.agent_model, a.agent_family, str(a.pk)}
+        if len(a.external_id) > 3:
+            out.add(a.external_id)
+    out.add(str(group.step.run.pk))
+    return sorted(s for s in out if s)
+
+
+def leaks(body: str, forbidden: list[str]) -> list[str]:
+    low = body.lower()
+    return [s for s in forbidden if s.lower() in low]

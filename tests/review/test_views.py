@@ -1,0 +1,303 @@
+"""Pages and endpoints through the test client: access, forms without JavaScript, query counts,
+reveal policy, and a blindness walk over every response a reviewer receives."""
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from grading.models import Group
+from grading.services.demo import sample_load
+from review.models import Assignment, Campaign, Label
+from review.models.labels import CRITERIA
+from review.services.campaigns import campaign_create
+from review.services.labels import fix_request_create, label_save
+from review.services.queue import assignment_next
+from tests.review.blind import (
+    GRADER_SECRET,
+    forbidden_strings,
+    grader_verdict_for,
+    leaks,
+    make_ids_distinctive,
+)
+
+pytestmark = pytest.mark.django_db
+JSON = {"HTTP_ACCEPT": "application/json"}
+
+
+@pytest.fixture
+def assignment(campaign, reviewer):
+    return assignment_next(campaign=campaign, reviewer=reviewer)
+
+
+def _complete_form(rank: int) -> dict:
+    return {
+        "tier": "t1",
+        "rank_in_tier": rank,
+        "mergeability": "as_is",
+        **dict.fromkeys(CRITERIA, 4),
+    }
+
+
+def test_it_routes_a_reviewer_from_home_to_the_queue(client, reviewer, campaign):
+    client.force_login(reviewer)
+    assert client.get("/").url == reverse("review:queue")
+    page = client.get(reverse("review:queue")).content.decode()
+    assert "Sample campaign" in page and "Start the next group" in page
+
+
+def test_it_starts_the_next_group_from_the_queue(client, reviewer, campaign):
+    client.force_login(reviewer)
+    response = client.post(reverse("review:next", args=[campaign.pk]))
+    assignment = Assignment.objects.get(reviewer=reviewer)
+    assert response.url == reverse("review:page", args=[assignment.pk])
+
+
+def test_someone_elses_assignment_is_not_found(client, assignment, other_reviewer):
+    client.force_login(other_reviewer)
+    token = assignment.candidates.first().token
+    for name, args, method in [
+        ("review:page", [assignment.pk], "get"),
+        ("review:compare", [assignment.pk], "get"),
+        ("review:trajectory", [assignment.pk, token], "get"),
+        ("review:file", [assignment.pk, token], "get"),
+        ("review:label", [assignment.pk, token], "post"),
+        ("review:fix", [assignment.pk, token], "post"),
+        ("review:events", [assignment.pk], "post"),
+        ("review:submit", [assignment.pk], "post"),
+    ]:
+        response = getattr(client, method)(reverse(name, args=args))
+        assert response.status_code == 404, name
+
+
+def test_a_reviewer_cannot_reach_staff_pages(client, reviewer, campaign):
+    client.force_login(reviewer)
+    for url in ["/review/staff/", "/review/staff/new", f"/review/staff/{campaign.pk}/"]:
+        assert client.get(url).status_code == 403
+    assert client.get("/admin/").status_code == 302  # to the admin login, never in
+
+
+def test_a_campaign_outside_the_reviewers_pool_is_not_found(client, sample_group, staff):
+    outsider = campaign_create(name="Other", created_by=staff, reviewers=[staff], filters={})
+    from tests.factories import UserFactory
+
+    client.force_login(UserFactory(username="carol"))
+    assert client.post(reverse("review:next", args=[outsider.pk])).status_code == 404
+
+
+def test_staff_create_a_campaign_from_a_filter(client, staff, reviewer, sample_group):
+    client.force_login(staff)
+    assert client.get("/review/staff/new").status_code == 200
+    response = client.post(
+        "/review/staff/new",
+        {
+            "name": "From the form",
+            "run": sample_group.step.run.pk,
+            "step": 0,
+            "repository": sample_group.task.repo,
+            "has_verdict": "",
+            "reviewers": [reviewer.pk],
+            "overlap": 1,
+            "show_trajectories": "on",
+            "reveal_policy": "after_submission",
+            "lease_minutes": 60,
+        },
+    )
+    campaign = Campaign.objects.get(name="From the form")
+    assert response.url == reverse("review:staff-detail", args=[campaign.pk])
+    assert list(campaign.groups.all()) == [sample_group]
+    assert campaign.show_test_output is False
+    assert client.get(response.url).status_code == 200
+
+
+def test_labels_and_fix_requests_work_as_plain_form_posts(client, assignment, reviewer):
+    client.force_login(reviewer)
+    c = assignment.candidates.order_by("position").first()
+    response = client.post(reverse("review:label", args=[assignment.pk, c.token]), {"tier": "t3"})
+    assert response.status_code == 302 and response.url.endswith(f"#cand-{c.alias}")
+    assert Label.objects.get(candidate=c).tier == "t3"
+    fix = {
+        "path": "humanize_lite/sizes.py",
+        "line": 9,
+        "side": "new",
+        "text": "x",
+        "severity": "nit",
+    }
+    client.post(reverse("review:fix", args=[assignment.pk, c.token]), fix)
+    assert c.fix_requests.count() == 1
+    bad = client.post(
+        reverse("review:fix", args=[assignment.pk, c.token]), {**fix, "path": "nope.py"}, **JSON
+    )
+    assert bad.status_code == 400 and "not in this candidate" in bad.json()["problems"][0]
+
+
+def test_submit_reports_problems_as_json_then_locks(client, assignment, reviewer):
+    client.force_login(reviewer)
+    url = reverse("review:submit", args=[assignment.pk])
+    assert client.post(url, **JSON).status_code == 400
+    for n, c in enumerate(assignment.candidates.order_by("position")):
+        client.post(
+            reverse("review:label", args=[assignment.pk, c.token]), _complete_form(n + 1), **JSON
+        )
+    assert client.post(url, **JSON).json()["ok"] is True
+    page = client.get(reverse("review:page", args=[assignment.pk])).content.decode()
+    assert "Submit review" not in page and "disabled" in page
+
+
+def _group_with(n_candidates: int, n_files: int, name: str) -> Group:
+    from grading.models import Attempt, Patch, Run, Step, Task
+
+    run, _ = Run.objects.get_or_create(name=name)
+    step, _ = Step.objects.get_or_create(run=run, number=0)
+    task = Task.objects.create(
+        external_id=name, repo="o/r", problem_statement="p", content_hash="0" * 64
+    )
+    group = Group.objects.create(step=step, task=task, content_hash="0" * 64)
+    for i in range(n_candidates):
+        diff = "".join(
+            f"diff --git a/f{k}.py b/f{k}.py\n--- a/f{k}.py\n+++ b/f{k}.py\n@@ -1,2 +1,2 @@\n"
+            f" keep\n-old = {k}\n+new = {k + i}\n"
+            for k in range(n_files)
+        )
+        import hashlib
+
+        sha = hashlib.sha256(diff.encode()).hexdigest()
+        patch, _ = Patch.objects.get_or_create(
+            sha256=sha, defaults={"content": diff.encode(), "size": len(diff)}
+        )
+        Attempt.objects.create(
+            group=group, external_id=f"{name}-{i}", index=i, test_reward=1.0, patch=patch
+        )
+    return group
+
+
+@pytest.mark.parametrize("shape", [(2, 1), (9, 6)])
+def test_the_review_page_query_count_is_constant(
+    client, django_assert_num_queries, reviewer, shape
+):
+    group = _group_with(shape[0], shape[1], name=f"shape-{shape[0]}-{shape[1]}")
+    campaign = campaign_create(
+        name=f"c{shape}", created_by=None, reviewers=[reviewer], filters={"run": group.step.run_id}
+    )
+    assignment = assignment_next(campaign=campaign, reviewer=reviewer)
+    for c in assignment.candidates.all():
+        label_save(candidate=c, values={"tier": "t2"})
+        fix_request_create(candidate=c, path="f0.py", line=1, side="new", text="t", severity="nit")
+    client.force_login(reviewer)
+    url = reverse("review:page", args=[assignment.pk])
+    client.get(url)  # warm the caches: the count must not depend on them either
+    # session, user, assignment, candidates(+attempt, patch, trajectory, label), fix requests,
+    # agent names for redaction.
+    with django_assert_num_queries(6):
+        response = client.get(url)
+    assert response.content.decode().count('class="rv-panel"') == shape[0]
+
+
+def test_the_verdict_is_revealed_only_after_submission_and_only_if_allowed(
+    client, sample_group, reviewer, other_reviewer, staff
+):
+    grader_verdict_for(sample_group)
+    reveal = campaign_create(
+        name="reveal",
+        created_by=staff,
+        reviewers=[reviewer],
+        filters={},
+        reveal_policy=Campaign.Reveal.AFTER_SUBMISSION,
+    )
+    hidden = campaign_create(
+        name="hidden", created_by=staff, reviewers=[other_reviewer], filters={}
+    )
+    for user, campaign in ((reviewer, reveal), (other_reviewer, hidden)):
+        a = assignment_next(campaign=campaign, reviewer=user)
+        client.force_login(user)
+        url = reverse("review:page", args=[a.pk])
+        assert GRADER_SECRET not in client.get(url).content.decode()
+        for n, c in enumerate(a.candidates.order_by("position")):
+            client.post(reverse("review:label", args=[a.pk, c.token]), _complete_form(n + 1))
+        client.post(reverse("review:submit", args=[a.pk]))
+        after = client.get(url).content.decode()
+        assert (GRADER_SECRET in after) is (campaign is reveal)
+    # The reviewer with a reveal can flag a disagreement.
+    client.force_login(reviewer)
+    a = Assignment.objects.get(reviewer=reviewer)
+    c = a.candidates.first()
+    client.post(reverse("review:disagree", args=[a.pk, c.token]), {"note": "too generous"})
+    assert c.disagreements.get().note == "too generous"
+
+
+def test_blindness_walk_over_every_response(client, db, reviewer, other_reviewer, staff):
+    make_ids_distinctive()
+    sample_load()
+    group = Group.objects.get(external_id="sample-humanize-lite-1024")
+    grader_verdict_for(group)
+    campaign = campaign_create(
+        name="Blind", created_by=staff, reviewers=[reviewer, other_reviewer], filters={}
+    )
+    # Another reviewer's drafts on the same group must never show.
+    theirs = assignment_next(campaign=campaign, reviewer=other_reviewer)
+    for c in theirs.candidates.all():
+        label_save(candidate=c, values={"tier": "t3", "notes": "OTHER-REVIEWER-NOTE"})
+        fix_request_create(
+            candidate=c,
+            path="humanize_lite/sizes.py",
+            line=1,
+            side="new",
+            text="OTHER-FIX",
+            severity="nit",
+        )
+    forbidden = [*forbidden_strings(group), "OTHER-REVIEWER-NOTE", "OTHER-FIX"]
+    forbidden += list(theirs.candidates.values_list("token", flat=True))
+
+    bodies: list[tuple[str, str]] = []
+
+    def record(response, what):
+        text = response.content.decode("utf-8", "replace") + json.dumps(dict(response.headers))
+        bodies.append((what, text))
+        return response
+
+    client.force_login(reviewer)
+    record(client.get("/", follow=True), "home")
+    record(client.post(reverse("review:next", args=[campaign.pk])), "next")
+    mine = Assignment.objects.get(reviewer=reviewer)
+    page_url = reverse("review:page", args=[mine.pk])
+    record(client.get(page_url), "page")
+    candidates = list(mine.candidates.order_by("position"))
+    for n, c in enumerate(candidates):
+        base = [mine.pk, c.token]
+        record(client.get(reverse("review:trajectory", args=base), HTTP_X_FRAGMENT="1"), "traj")
+        record(client.get(reverse("review:trajectory", args=base)), "traj page")
+        for q in ("swe", "loop", "coder", "alert", "Generated"):
+            record(client.get(reverse("review:trajectory", args=base), {"q": q}), f"search {q}")
+        other = candidates[(n + 1) % len(candidates)]
+        record(
+            client.get(reverse("review:compare", args=[mine.pk]), {"a": c.token, "b": other.token}),
+            "compare",
+        )
+        record(
+            client.post(
+                reverse("review:events", args=[mine.pk]),
+                json.dumps({"events": [{"kind": "focus", "candidate": c.token}]}),
+                content_type="application/json",
+            ),
+            "events",
+        )
+        record(
+            client.post(reverse("review:label", args=base), _complete_form(n + 1), **JSON), "label"
+        )
+        fix = {
+            "path": "humanize_lite/sizes.py",
+            "line": 9,
+            "side": "new",
+            "text": "fix",
+            "severity": "minor",
+        }
+        record(client.post(reverse("review:fix", args=base), fix, **JSON), "fix")
+        record(client.get(page_url), "page again")
+    record(client.post(reverse("review:submit", args=[mine.pk]), **JSON), "submit")
+    record(client.get(page_url), "page after")
+    record(client.get(reverse("review:queue")), "queue after")
+
+    found = [(what, leaks(text, forbidden)) for what, text in bodies]
+    assert [(what, bad) for what, bad in found if bad] == []
+    page = dict(bodies)["page"]
+    assert "[redacted]" in page  # the sample's "Generated by swe-loop" fingerprint was there
