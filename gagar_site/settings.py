@@ -194,6 +194,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "grading.reap_stuck_runs",
         "schedule": GAGAR_GRADER_REAP_EVERY_S,
     },
+    # Keeps the default and recently viewed dashboards computed on current data.
+    "review.refresh_snapshots": {
+        "task": "review.refresh_snapshots",
+        "schedule": env_float("GAGAR_DASHBOARD_REFRESH_S", 600.0),
+    },
 }
 
 # --- REST API ---------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("review/", include("review.urls")),
+    path("dashboards/", include("review.urls_dashboards")),
     path("api/v1/", include("grading.api.urls")),
     path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
 ]

@@ -1,0 +1,245 @@
+"""The agreement dashboard's statistics for one filter slice, as a JSON-ready payload.
+
+Heavy (thousands of task bootstraps): only the Celery task calls `agreement_payload`; pages read
+the stored result. Every number here comes from `review.stats`; this module chooses the inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from review.analytics.arrays import (
+    Consensus,
+    GraderView,
+    config_view,
+    consensus,
+    human_keys,
+    layout,
+    rating_slots,
+    series_view,
+)
+from review.analytics.calibration_curve import calibration_section
+from review.analytics.frame import Frame, IntArray
+from review.analytics.runs import cost_rows, lambda_cap_rows, status_rate_rows
+from review.models.labels import CRITERIA
+from review.stats import (
+    BootstrapCI,
+    confusion_matrix,
+    criterion_kappas,
+    headline_with_ci,
+    krippendorff_alpha_ordinal,
+    weighted_kappa,
+)
+
+SCHEMA = "gagar.dashboard.v1"
+CONFIDENCE = 0.95
+MAX_SERIES = 8  # stability compares at most this many (configuration, replica) series pairwise
+SEED = 20240611  # fixed: the same data gives the same intervals on every recomputation
+
+
+def num(value: float | None) -> float | None:
+    """JSON-safe float: NaN and infinities become None."""
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def ci_json(ci: BootstrapCI) -> dict[str, Any]:
+    return {
+        "estimate": num(ci.estimate),
+        "low": num(ci.low),
+        "high": num(ci.high),
+        "se": num(ci.standard_error),
+        "n_valid": ci.n_valid,
+        "n_tasks": ci.n_clusters,
+    }
+
+
+class _Slice:
+    """Candidate arrays shared by every bootstrap of one payload."""
+
+    def __init__(self, frame: Frame) -> None:
+        self.frame = frame
+        self.cons: Consensus = consensus(frame)
+        self.slots = rating_slots(frame)
+        self.hkeys = human_keys(frame)
+
+    def headline(self, idx: IntArray, view: GraderView, n_resamples: int) -> dict[str, Any]:
+        """Grader (view) vs human consensus on candidates `idx`, CIs resampling their tasks."""
+        f = self.frame
+        _, cand_task = np.unique(f.task[idx], return_inverse=True)
+        lay = layout(f.group[idx], cand_task.astype(np.int64), f.step_index[idx])
+        cis = headline_with_ci(
+            grader_tier=view.tier[idx],
+            consensus_tier=self.cons.tier[idx],
+            human_ratings=self.slots[:, idx],
+            candidate_task=cand_task,
+            human_keys=lay.pad(self.hkeys[idx]),
+            grader_keys=lay.pad(view.key[idx]),
+            group_task=lay.group_task,
+            n_resamples=n_resamples,
+            confidence=CONFIDENCE,
+            seed=SEED,
+        )
+        return {name: ci_json(ci) for name, ci in cis.items()}
+
+
+def _pair_stats(
+    frame: Frame, a: GraderView, b: GraderView, n_resamples: int
+) -> dict[str, Any] | None:
+    """Stability of two grader series: b judged against a, on candidates both graded."""
+    idx = np.flatnonzero(a.graded & b.graded)
+    if not idx.size:
+        return None
+    _, cand_task = np.unique(frame.task[idx], return_inverse=True)
+    lay = layout(frame.group[idx], cand_task.astype(np.int64), frame.step_index[idx])
+    cis = headline_with_ci(
+        grader_tier=b.tier[idx],
+        consensus_tier=a.tier[idx],
+        human_ratings=a.tier[idx][None, :],
+        candidate_task=cand_task,
+        human_keys=lay.pad(a.key[idx]),
+        grader_keys=lay.pad(b.key[idx]),
+        group_task=lay.group_task,
+        n_resamples=n_resamples,
+        seed=SEED,
+    )
+    keep = ("kappa", "raw_agreement", "concordance", "tau_b", "top1", "top1_chance")
+    stats = {k: ci_json(cis[k]) for k in keep}
+    # With one "human" row, alpha "with grader" is exactly alpha between the two series.
+    stats["alpha"] = ci_json(cis["alpha_with_grader"])
+    return {"n_candidates": int(idx.size), "n_groups": lay.n_groups, "stats": stats}
+
+
+def _reasons(sl: _Slice, view: GraderView) -> dict[str, str]:
+    """Why a headline number is undefined, in words for the page."""
+    f, out = sl.frame, {}
+    if len(f.reviewers) < 2:
+        out["alpha_humans"] = f"needs two reviewers (this slice has {len(f.reviewers)})"
+    else:
+        rel = krippendorff_alpha_ordinal(sl.slots)
+        if rel.value is None and rel.reason:
+            out["alpha_humans"] = rel.reason
+    kappa = weighted_kappa(view.tier, sl.cons.tier)
+    if kappa is None:
+        out["kappa"] = "no candidate both graded and reviewed"
+    elif math.isnan(kappa):
+        out["kappa"] = "undefined: grader and humans each used a single tier"
+    return out
+
+
+def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int) -> dict[str, Any]:
+    sl = _Slice(frame)
+    graded_counts = Counter(frame.gr_config.tolist())
+    by_count = [c for c, _ in graded_counts.most_common()]
+    wanted = filters.get("config")
+    selected = wanted if wanted in frame.configs else (by_count[0] if by_count else None)
+    views = {cid: config_view(frame, cid) for cid in by_count}
+    reviewed = sl.cons.n_reviews > 0
+    notes: list[str] = []
+    if not frame.n:
+        notes.append("No passing candidates match these filters.")
+    elif not reviewed.any():
+        notes.append("No submitted reviews in this slice yet: human statistics are empty.")
+    if len(frame.reviewers) == 1:
+        notes.append("A single reviewer: agreement among humans needs at least two.")
+    if selected is None:
+        notes.append("No succeeded grader run in this slice: grader statistics are empty.")
+
+    per_config = []
+    for cid in by_count:
+        idx = np.flatnonzero(views[cid].graded)
+        per_config.append(
+            {
+                "config_id": cid,
+                "name": frame.configs[cid],
+                "n_graded": int(idx.size),
+                "n_compared": int((views[cid].graded & ~np.isnan(sl.cons.tier)).sum()),
+                "stats": sl.headline(idx, views[cid], n_resamples),
+            }
+        )
+    sel_view = views.get(selected) if selected is not None else None
+    if sel_view is None:
+        sel_view = config_view(frame, -1)  # nothing graded: every grader value is NaN
+    headline = next((c["stats"] for c in per_config if c["config_id"] == selected), None)
+    humans_only = sl.headline(np.flatnonzero(reviewed), config_view(frame, -1), n_resamples)
+    if headline is None:
+        headline = {
+            k: ci_json(
+                BootstrapCI(None, None, None, None, CONFIDENCE, "percentile", n_resamples, 0, 0)
+            )
+            for k in humans_only
+        }
+    headline["alpha_humans"] = humans_only["alpha_humans"]
+
+    by_step = []
+    for s, (run, step) in enumerate(frame.steps):
+        idx = np.flatnonzero(sel_view.graded & (frame.step_index == s))
+        if idx.size:
+            by_step.append(
+                {
+                    "run": run,
+                    "step": step,
+                    "n_candidates": int(idx.size),
+                    "n_reviewed": int(reviewed[idx].sum()),
+                    "stats": sl.headline(idx, sel_view, n_resamples),
+                }
+            )
+
+    series = Counter(zip(frame.gr_config.tolist(), frame.gr_replica.tolist(), strict=True))
+    top = sorted(s for s, _ in series.most_common(MAX_SERIES))
+    s_views = {s: series_view(frame, *s) for s in top}
+    stability = []
+    for i, a in enumerate(top):
+        for b in top[i + 1 :]:
+            pair = _pair_stats(frame, s_views[a], s_views[b], n_resamples)
+            if pair:
+                label_a = f"{frame.configs[a[0]]} #{a[1]}"
+                label_b = f"{frame.configs[b[0]]} #{b[1]}"
+                stability.append({"a": label_a, "b": label_b, **pair})
+
+    criteria = criterion_kappas(sel_view.scores[frame.lab_pos], frame.lab_scores, CRITERIA)
+    both = ~np.isnan(sel_view.scores[frame.lab_pos]) & ~np.isnan(frame.lab_scores)
+    lam_rows, lam_params = lambda_cap_rows(frame, selected)
+    return {
+        "schema": SCHEMA,
+        "filters": filters,
+        "n_resamples": n_resamples,
+        "confidence": CONFIDENCE,
+        "counts": {
+            "candidates": frame.n,
+            "reviewed": int(reviewed.sum()),
+            "reviews": int(frame.lab_pos.size),
+            "reviewers": len(frame.reviewers),
+            "groups": int(np.unique(frame.group).size),
+            "tasks": int(np.unique(frame.task).size),
+            "graded": int(sel_view.graded.sum()),
+            "compared": int((sel_view.graded & ~np.isnan(sl.cons.tier)).sum()),
+        },
+        "selected_config": (
+            {"id": selected, "name": frame.configs[selected]} if selected is not None else None
+        ),
+        "headline": headline,
+        "reasons": _reasons(sl, sel_view),
+        "per_config": per_config,
+        "by_step": by_step,
+        "confusion": {
+            "labels": [1, 2, 3],
+            "matrix": confusion_matrix(sel_view.tier, sl.cons.tier).tolist(),
+        },
+        "criteria": [
+            {"criterion": c, "kappa": num(criteria[c]), "n": int(both[:, j].sum())}
+            for j, c in enumerate(CRITERIA)
+        ],
+        "stability": stability,
+        "calibration": calibration_section(frame, views, sl.cons.tier, selected),
+        "cost": cost_rows(frame),
+        "lambda_cap": lam_rows,
+        "lambda_params": lam_params,
+        "status_rates": status_rate_rows(frame),
+        "notes": notes,
+    }

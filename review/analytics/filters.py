@@ -1,0 +1,135 @@
+"""Dashboard filters: parsed from a query string, applied to groups and labels, hashed for
+caching."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db.models import Q
+
+from grading.models import GraderConfig, Run, Step, Task
+from review.models import Assignment, Campaign
+
+N_RESAMPLES = 2000
+
+
+def _int(value: str | None) -> int | None:
+    if value is None or value.strip() == "":
+        return None
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Filters:
+    run: str | None = None
+    step: int | None = None
+    repo: str | None = None
+    campaign: int | None = None
+    config: int | None = None
+    reviewer: int | None = None
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> tuple[Filters, list[str]]:
+        """Filters from GET parameters; unparsable values are dropped and reported, not fatal."""
+        errors: list[str] = []
+        values: dict[str, Any] = {}
+        for name in ("run", "repo"):
+            raw = (query.get(name) or "").strip()
+            values[name] = raw or None
+        for name in ("step", "campaign", "config", "reviewer"):
+            try:
+                values[name] = _int(query.get(name))
+            except ValueError:
+                errors.append(f"{name} must be a whole number")
+                values[name] = None
+        return cls(**values), errors
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def query_string(self, **override: Any) -> str:
+        from urllib.parse import urlencode
+
+        items = {**self.as_json(), **override}
+        return urlencode({k: v for k, v in items.items() if v is not None})
+
+    def group_q(self, prefix: str = "") -> Q:
+        """Q restricting groups (under `prefix`, e.g. "attempt__group__") by run, step, repo and
+        campaign."""
+        q = Q()
+        if self.run is not None:
+            q &= Q(**{f"{prefix}step__run__name": self.run})
+        if self.step is not None:
+            q &= Q(**{f"{prefix}step__number": self.step})
+        if self.repo is not None:
+            q &= Q(**{f"{prefix}task__repo": self.repo})
+        if self.campaign is not None:
+            q &= Q(**{f"{prefix}campaigns__id": self.campaign})
+        return q
+
+
+@dataclass(frozen=True)
+class SnapshotParams:
+    kind: str
+    filters: dict[str, Any]
+    n_resamples: int = N_RESAMPLES
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def key(self) -> str:
+        canonical = json.dumps(self.as_json(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class FilterOptions:
+    runs: list[str]
+    steps: list[int]
+    repos: list[str]
+    campaigns: list[tuple[int, str]]
+    configs: list[tuple[int, str]]
+    reviewers: list[tuple[int, str]]
+
+
+def filter_options() -> FilterOptions:
+    """Choices for the filter form: six small queries, independent of the data size."""
+    user_model = get_user_model()
+    reviewer_ids = Assignment.objects.values("reviewer_id")
+    return FilterOptions(
+        runs=list(Run.objects.order_by("name").values_list("name", flat=True)),
+        steps=list(Step.objects.order_by("number").values_list("number", flat=True).distinct()),
+        repos=list(Task.objects.order_by("repo").values_list("repo", flat=True).distinct()),
+        campaigns=list(Campaign.objects.order_by("name").values_list("id", "name")),
+        configs=list(GraderConfig.objects.order_by("name").values_list("id", "name")),
+        reviewers=list(
+            user_model.objects.filter(pk__in=reviewer_ids)
+            .order_by("username")
+            .values_list("id", "username")
+        ),
+    )
+
+
+def audit_sides() -> list[str]:
+    """Runs and run@step checkpoints, for the audit's two pickers."""
+    sides: list[str] = []
+    for run, numbers in _steps_by_run().items():
+        sides.append(run)
+        sides += [f"{run}@{n}" for n in numbers]
+    return sides
+
+
+def _steps_by_run() -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for run, number in Step.objects.order_by("run__name", "number").values_list(
+        "run__name", "number"
+    ):
+        out.setdefault(run, []).append(number)
+    return out

@@ -1,0 +1,208 @@
+"""Selectors: the rows behind the dashboards, read once into flat numpy arrays.
+
+A `Frame` holds, for one filter slice, every candidate (valid passing attempt), every submitted
+human label on them, every grade of every succeeded grader run on them, and the run-level rows
+(λ audit, attempt statuses). Seven queries, each `values_list` (no model instances), so 160,000
+candidates × 3 reviews load in seconds; `review.stats` then works on the arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from django.db.models import Count, Min
+
+from grading.models import Attempt, CandidateGrade, GraderConfig, GraderRun, GroupAdvantages
+from review.analytics.filters import Filters
+from review.models import Assignment, FixRequest, Label
+from review.models.labels import CRITERIA
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+HUMAN_TIER = {"t1": 1.0, "t2": 2.0, "t3": 3.0}
+# Ordering key of an "exploit" label: below every tier (a reviewer's ranking, not a tier).
+EXPLOIT_KEY_TIER = 4
+
+
+@dataclass
+class Frame:
+    # Candidates (n): valid passing attempts of the groups in the slice.
+    attempt: IntArray
+    group: IntArray
+    task: IntArray  # dense 0-based task index: the bootstrap's resampling unit
+    task_ids: IntArray  # dense index → Task primary key (matches tasks across runs)
+    step_index: IntArray  # into `steps`
+    steps: list[tuple[str, int]]
+    # Human labels (m): one per submitted (reviewer, candidate).
+    lab_pos: IntArray
+    lab_reviewer: IntArray  # dense index into `reviewers`
+    lab_tier: FloatArray  # 1-3, NaN for "exploit"
+    lab_exploit: BoolArray
+    lab_rank: FloatArray
+    lab_scores: FloatArray  # (m, 5) rubric, NaN where missing
+    lab_mergeable: BoolArray
+    lab_fix_requests: IntArray
+    lab_first_issue_s: FloatArray  # NaN when no fix request
+    reviewers: list[int]
+    # Grades (k): one per (succeeded run, candidate).
+    gr_pos: IntArray
+    gr_run: IntArray
+    gr_config: IntArray
+    gr_replica: IntArray
+    gr_finished: FloatArray  # epoch seconds, -inf when unknown
+    gr_tier: FloatArray
+    gr_rank: FloatArray
+    gr_score: FloatArray
+    gr_scores: FloatArray  # (k, 5)
+    configs: dict[int, str]
+    # Run level.
+    # (config, params hash, run, step, capped, mean shift, λ raw or None)
+    lambda_rows: list[tuple[int, str, str, int, bool, float, float | None]]
+    status_counts: list[tuple[str, int, str, int]]
+
+    @property
+    def n(self) -> int:
+        return int(self.attempt.size)
+
+
+def _arr(values: Sequence[Any], dtype: Any) -> Any:
+    return np.asarray(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
+
+
+def _score(value: Any) -> float:
+    # Verdict scores are {"score": n, ...}; older or hand-made rows hold the bare number.
+    if isinstance(value, dict):
+        value = value.get("score")
+    return float(value) if isinstance(value, int | float) else np.nan
+
+
+def load_frame(filters: Filters) -> Frame:
+    group_q = filters.group_q("group__")
+    cand = list(
+        Attempt.objects.filter(group_q, status=Attempt.Status.VALID, test_reward__gt=0)
+        .order_by("group_id", "index")
+        .values_list(
+            "id", "group_id", "group__task_id", "group__step__run__name", "group__step__number"
+        )
+    )
+    pos_of = {row[0]: i for i, row in enumerate(cand)}
+    tasks: dict[int, int] = {}
+    steps: dict[tuple[str, int], int] = {}
+    for row in cand:
+        tasks.setdefault(row[2], len(tasks))
+        steps.setdefault((row[3], row[4]), len(steps))
+
+    labels_qs = Label.objects.filter(
+        filters.group_q("candidate__assignment__group__"),
+        candidate__assignment__status=Assignment.Status.SUBMITTED,
+    ).exclude(tier="")
+    fixes_qs = FixRequest.objects.filter(
+        filters.group_q("candidate__assignment__group__"),
+        candidate__assignment__status=Assignment.Status.SUBMITTED,
+    )
+    if filters.campaign is not None:
+        labels_qs = labels_qs.filter(candidate__assignment__campaign_id=filters.campaign)
+        fixes_qs = fixes_qs.filter(candidate__assignment__campaign_id=filters.campaign)
+    if filters.reviewer is not None:
+        labels_qs = labels_qs.filter(candidate__assignment__reviewer_id=filters.reviewer)
+        fixes_qs = fixes_qs.filter(candidate__assignment__reviewer_id=filters.reviewer)
+    fixes = {
+        row["candidate_id"]: (row["n"], row["first"])
+        for row in fixes_qs.values("candidate_id").annotate(
+            n=Count("id"), first=Min("active_ms_before")
+        )
+    }
+    reviewers: dict[int, int] = {}
+    lab: list[tuple[Any, ...]] = []
+    for row in labels_qs.values_list(
+        "candidate__attempt_id",
+        "candidate__assignment__reviewer_id",
+        "candidate_id",
+        "tier",
+        "rank_in_tier",
+        "mergeability",
+        *CRITERIA,
+    ).order_by("candidate__assignment__submitted_at", "id"):
+        pos = pos_of.get(row[0])
+        if pos is None:
+            continue  # labelled attempt no longer a valid passer (e.g. exploit confirmed later)
+        rev = reviewers.setdefault(row[1], len(reviewers))
+        n_fix, first_ms = fixes.get(row[2], (0, None))
+        lab.append((pos, rev, row[3], row[4], row[5], row[6:], n_fix, first_ms))
+
+    grades = list(
+        CandidateGrade.objects.filter(
+            filters.group_q("attempt__group__"), run__status=GraderRun.Status.SUCCEEDED
+        ).values_list(
+            "attempt_id",
+            "run_id",
+            "run__config_id",
+            "run__replica",
+            "run__finished_at",
+            "tier",
+            "rank_in_tier",
+            "weighted_score",
+            "scores",
+        )
+    )
+    grades = [g for g in grades if g[0] in pos_of]
+    lambda_rows = list(
+        GroupAdvantages.objects.filter(filters.group_q("group__")).values_list(
+            "config_id",
+            "params_hash",
+            "group__step__run__name",
+            "group__step__number",
+            "capped",
+            "mean_shift",
+            "lambda_raw",
+        )
+    )
+    status_counts = [
+        (r["group__step__run__name"], r["group__step__number"], r["status"], r["n"])
+        for r in Attempt.objects.filter(group_q)
+        .values("group__step__run__name", "group__step__number", "status")
+        .annotate(n=Count("id"))
+        .order_by()
+    ]
+    return Frame(
+        attempt=_arr([r[0] for r in cand], np.int64),
+        group=_arr([r[1] for r in cand], np.int64),
+        task=_arr([tasks[r[2]] for r in cand], np.int64),
+        task_ids=_arr(list(tasks), np.int64),
+        step_index=_arr([steps[(r[3], r[4])] for r in cand], np.int64),
+        steps=list(steps),
+        lab_pos=_arr([r[0] for r in lab], np.int64),
+        lab_reviewer=_arr([r[1] for r in lab], np.int64),
+        lab_tier=_arr([HUMAN_TIER.get(r[2], np.nan) for r in lab], np.float64),
+        lab_exploit=_arr([r[2] == Label.Tier.EXPLOIT for r in lab], np.bool_),
+        lab_rank=_arr([np.nan if r[3] is None else r[3] for r in lab], np.float64),
+        lab_scores=np.array(
+            [[np.nan if v is None else v for v in r[5]] for r in lab], dtype=np.float64
+        ).reshape(len(lab), len(CRITERIA)),
+        lab_mergeable=_arr([r[4] == Label.Mergeability.AS_IS for r in lab], np.bool_),
+        lab_fix_requests=_arr([r[6] for r in lab], np.int64),
+        lab_first_issue_s=_arr([np.nan if r[7] is None else r[7] / 1000 for r in lab], np.float64),
+        reviewers=list(reviewers),
+        gr_pos=_arr([pos_of[g[0]] for g in grades], np.int64),
+        gr_run=_arr([g[1] for g in grades], np.int64),
+        gr_config=_arr([g[2] for g in grades], np.int64),
+        gr_replica=_arr([g[3] for g in grades], np.int64),
+        gr_finished=_arr(
+            [g[4].timestamp() if g[4] is not None else -np.inf for g in grades], np.float64
+        ),
+        gr_tier=_arr([g[5] for g in grades], np.float64),
+        gr_rank=_arr([g[6] for g in grades], np.float64),
+        gr_score=_arr([g[7] for g in grades], np.float64),
+        gr_scores=np.array(
+            [[_score((g[8] or {}).get(c)) for c in CRITERIA] for g in grades], dtype=np.float64
+        ).reshape(len(grades), len(CRITERIA)),
+        configs=dict(GraderConfig.objects.values_list("id", "name")),
+        lambda_rows=lambda_rows,
+        status_counts=status_counts,
+    )

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from review import views_dashboards as views
+
+app_name = "dashboards"
+
+urlpatterns = [
+    path("", views.agreement, name="agreement"),
+    path("audit", views.audit, name="audit"),
+    path("export", views.export, name="export"),
+    path("export/<slug:what>.zip", views.export_download, name="download"),
+    path("csv/<slug:chart>.csv", views.chart_csv, name="csv"),
+]

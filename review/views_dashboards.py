@@ -1,0 +1,174 @@
+"""Staff dashboards (SPEC §7): agreement, audit of two runs, and label/data-package downloads.
+
+Views parse filters, check access, call one selector or service and shape the output. Pages read
+cached snapshots only; the statistics are computed by `review.tasks`.
+"""
+
+from __future__ import annotations
+
+import csv
+from typing import Any, cast
+
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from grading.services.exports import FORMATS
+from grading.views_ops import staff_required
+from review.analytics.archive import export_archive
+from review.analytics.audit import HUMANS
+from review.analytics.filters import Filters, SnapshotParams, audit_sides, filter_options
+from review.analytics.presenters import CSV_TABLES, STAT_LABELS, agreement_charts, audit_chart
+from review.analytics.snapshots import snapshot_for_page, snapshot_payload
+from review.models import StatsSnapshot
+
+HEADLINE_ORDER = (
+    "kappa",
+    "raw_agreement",
+    "concordance",
+    "tau_b",
+    "top1",
+    "alpha_humans",
+    "alpha_with_grader",
+)
+
+
+def _agreement_params(request: HttpRequest) -> tuple[Filters, SnapshotParams, list[str]]:
+    filters, errors = Filters.from_query(request.GET)
+    return (
+        filters,
+        SnapshotParams(kind=StatsSnapshot.Kind.AGREEMENT, filters=filters.as_json()),
+        errors,
+    )
+
+
+@never_cache
+@require_GET
+@staff_required
+def agreement(request: HttpRequest) -> HttpResponse:
+    filters, params, errors = _agreement_params(request)
+    state = snapshot_for_page(params=params)
+    payload: dict[str, Any] | None = state.snapshot.payload if state.snapshot else None
+    context: dict[str, Any] = {
+        "filters": filters,
+        "errors": errors,
+        "options": filter_options(),
+        "state": state,
+        "payload": payload,
+        "query": filters.query_string(),
+    }
+    if payload is not None:
+        head = payload["headline"]
+        context["cards"] = [
+            {
+                "key": k,
+                "label": STAT_LABELS[k],
+                "ci": head.get(k),
+                "reason": payload["reasons"].get(k),
+            }
+            for k in HEADLINE_ORDER
+        ]
+        context["chance"] = head.get("top1_chance")
+        context["charts"] = agreement_charts(payload)
+    return render(request, "dashboards/agreement.html", context)
+
+
+@never_cache
+@require_GET
+@staff_required
+def chart_csv(request: HttpRequest, chart: str) -> HttpResponse:
+    if chart not in CSV_TABLES:
+        raise Http404("No such chart.")
+    if request.GET.get("kind") == StatsSnapshot.Kind.AUDIT:
+        params = _audit_params(request)
+        if params is None:
+            raise Http404("Choose two runs.")
+    else:
+        params = _agreement_params(request)[1]
+    payload = snapshot_payload(params=params)
+    if payload is None:
+        response = HttpResponse(
+            "These statistics are still being computed; try again shortly.\n",
+            status=503,
+            content_type="text/plain",
+        )
+        response["Retry-After"] = "10"
+        return response
+    columns, rows = CSV_TABLES[chart](payload)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{chart}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(columns)
+    writer.writerows(["" if v is None else v for v in row] for row in rows)
+    return response
+
+
+def _audit_params(request: HttpRequest) -> SnapshotParams | None:
+    a, b = request.GET.get("a", "").strip(), request.GET.get("b", "").strip()
+    source = request.GET.get("source", HUMANS).strip() or HUMANS
+    if not a or not b or not (source == HUMANS or source.isdigit()):
+        return None
+    if ("@" in a and not a.partition("@")[2].isdigit()) or (
+        "@" in b and not b.partition("@")[2].isdigit()
+    ):
+        return None
+    return SnapshotParams(
+        kind=StatsSnapshot.Kind.AUDIT,
+        filters=Filters().as_json(),
+        extra={"a": a, "b": b, "source": source},
+    )
+
+
+@never_cache
+@require_GET
+@staff_required
+def audit(request: HttpRequest) -> HttpResponse:
+    params = _audit_params(request)
+    context: dict[str, Any] = {
+        "sides": audit_sides(),
+        "configs": filter_options().configs,
+        "a": request.GET.get("a", ""),
+        "b": request.GET.get("b", ""),
+        "source": request.GET.get("source", HUMANS),
+        "params": params,
+        "query": request.GET.urlencode(),
+    }
+    if params is not None:
+        state = snapshot_for_page(params=params)
+        payload = state.snapshot.payload if state.snapshot else None
+        context.update(state=state, payload=payload)
+        if payload is not None:
+            context["chart"] = audit_chart(payload)
+    return render(request, "dashboards/audit.html", context)
+
+
+@never_cache
+@require_GET
+@staff_required
+def export(request: HttpRequest) -> HttpResponse:
+    filters, errors = Filters.from_query(request.GET)
+    return render(
+        request,
+        "dashboards/export.html",
+        {"filters": filters, "errors": errors, "options": filter_options(), "formats": FORMATS},
+    )
+
+
+@require_GET
+@staff_required
+def export_download(request: HttpRequest, what: str) -> HttpResponse:
+    """A zip of the export and its manifest, built in a temporary directory and streamed from
+    disk (the writers hold one batch in memory; the response reads the file in blocks)."""
+    fmt = request.GET.get("format", "csv")
+    if what not in ("labels", "package") or fmt not in FORMATS:
+        raise Http404("No such export.")
+    filters, _ = Filters.from_query(request.GET)
+    archive = export_archive(what=what, fmt=fmt, filters=filters)
+    name = f"gagar-{what}-{timezone.now():%Y%m%d-%H%M%S}.zip"
+    response = FileResponse(
+        archive, as_attachment=True, filename=name, content_type="application/zip"
+    )
+    # staff_required is typed for HttpResponse; a FileResponse streams the file in blocks.
+    return cast(HttpResponse, response)

@@ -1,0 +1,178 @@
+"""Consensus and calibration writers, the calibrated-label export, the data package (loaded
+with Hugging Face `datasets`), the management commands and the browser download."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+from django.core.management import call_command
+
+from grading.models import GraderConfig
+from review.analytics.exports import labels_export
+from review.analytics.labels import labels_refresh, labels_stale
+from review.analytics.package import package_export
+from review.models import CalibratedLabel, CalibrationFit, ConsensusLabel
+from review.stats import calibrate_tiers
+from tests.analytics.factories import grade_group, make_study, review_group
+
+pytestmark = pytest.mark.django_db
+
+
+def study3():
+    """Six groups of three passers (+1 failure), graded by two configs, three reviewers each."""
+    study = make_study(6, 3, reviewers=3)
+    for i, (g, atts) in enumerate(zip(study.groups, study.attempts, strict=True)):
+        grade_group(g, atts, [1, 2, 3], scores=[4.5, 3.0 - i * 0.1, 1.5])
+        grade_group(g, atts, [2, 2, 3], config="grader-b", scores=[3.0, 3.0, 1.0])
+        a, b, c = study.reviewers
+        review_group(study.campaign, g, atts, a, ["t1", "t2", "t3"])
+        review_group(
+            study.campaign, g, atts, b, ["exploit", "t2", "t2"] if i == 0 else ["t1", "t2", "t2"]
+        )
+        review_group(
+            study.campaign,
+            g,
+            atts,
+            c,
+            ["exploit", "exploit", "t3"] if i == 0 else ["t2", "t2", "t3"],
+        )
+    return study
+
+
+def test_consensus_uses_dawid_skene_with_three_reviewers_and_flags_exploit_majority():
+    study = study3()
+    labels_refresh()
+    first = {c.attempt_id: c for c in ConsensusLabel.objects.all()}
+    atts = study.attempts[0]
+    assert first[atts[0].pk].method == "exploit" and first[atts[0].pk].tier is None
+    # Two tier ratings (t2, t2) and one exploit: fewer than three tiers, so the median.
+    assert (first[atts[1].pk].method, first[atts[1].pk].tier) == ("median", 2)
+    later = study.attempts[3]
+    assert first[later[2].pk].method == "dawid_skene"
+    assert first[later[2].pk].n_reviews == 3
+
+
+def test_the_grader_never_votes_in_the_consensus():
+    study = study3()
+    labels_refresh()
+    before = sorted(ConsensusLabel.objects.values_list("attempt_id", "tier", "method"))
+    for g, atts in zip(study.groups, study.attempts, strict=True):
+        grade_group(g, atts, [3, 3, 1], config="contrarian", replica=0)
+    labels_refresh()
+    after = sorted(ConsensusLabel.objects.values_list("attempt_id", "tier", "method"))
+    assert before == after
+
+
+def test_every_graded_candidate_gets_a_calibrated_tier_matching_the_stats_module():
+    study = study3()
+    assert labels_stale()
+    result = labels_refresh()
+    assert not labels_stale()
+    assert result.fits == 2
+    fit = CalibrationFit.objects.get(config__name="grader-a")
+    labels = list(CalibratedLabel.objects.filter(fit=fit).order_by("attempt_id"))
+    assert len(labels) == 18  # every passer, reviewed or not
+    for lab in labels:
+        assert lab.p_t1 + lab.p_t2 + lab.p_t3 == pytest.approx(1.0)
+        assert lab.tier in (1, 2, 3)
+    # The held-out error is what review.stats computes from the same inputs.
+    cons = dict(ConsensusLabel.objects.values_list("attempt_id", "tier"))
+    ids = [a.pk for atts in study.attempts for a in atts]
+    score = [next(lab.weighted_score for lab in labels if lab.attempt_id == i) for i in ids]
+    human = [np.nan if cons.get(i) is None else cons[i] for i in ids]
+    task = [k for k, atts in enumerate(study.attempts) for _ in atts]
+    expected = calibrate_tiers(score, human, task)
+    assert fit.held_out_mae == pytest.approx(expected.held_out_mae)
+    assert fit.n_folds == expected.n_folds
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_label_export_writes_rows_and_a_manifest(tmp_path, fmt):
+    study3()
+    result = labels_export(fmt=fmt, out_dir=tmp_path, batch=5)  # several batches
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["schema"] == "gagar.labels.v1"
+    assert {c["grader_config"] for c in manifest["configurations"]} == {"grader-a", "grader-b"}
+    assert manifest["counts"]["attempts"] == 24 and manifest["counts"]["rows"] == 48
+    path = tmp_path / f"labels.{fmt}"
+    df = {
+        "jsonl": lambda: pd.read_json(path, lines=True),
+        "csv": lambda: pd.read_csv(path),
+        "parquet": lambda: pd.read_parquet(path),
+    }[fmt]()
+    assert len(df) == 48 == result.counts["rows"]
+    passers = df[df["grader_config"] == "grader-a"].dropna(subset=["calibrated_tier"])
+    assert len(passers) == 18
+    assert set(passers["consensus_method"].dropna()) <= {"median", "dawid_skene", "exploit"}
+    text = path.read_bytes()
+    assert b"rev0" not in text and b"rev1" not in text  # reviewers are pseudonymous
+    humans = df["human_tiers"].iloc[0]
+    humans = json.loads(humans) if isinstance(humans, str) else list(humans)
+    assert all(h["reviewer"].startswith("r_") for h in humans)
+
+
+def test_label_export_for_one_configuration_has_one_row_per_attempt(tmp_path):
+    study3()
+    result = labels_export(
+        fmt="jsonl", out_dir=tmp_path, config=GraderConfig.objects.get(name="grader-b")
+    )
+    assert result.counts["rows"] == result.counts["attempts"] == 24
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "csv"])
+def test_the_data_package_loads_with_hugging_face_datasets(tmp_path, fmt, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import datasets
+
+    study3()
+    labels_refresh()
+    package_export(fmt=fmt, out_dir=tmp_path / "pkg", batch=4)
+    manifest = json.loads((tmp_path / "pkg" / "manifest.json").read_text())
+    builder = {"jsonl": "json", "parquet": "parquet", "csv": "csv"}[fmt]
+    ds = datasets.load_dataset(
+        builder,
+        data_files=str(tmp_path / "pkg" / manifest["files"]["attempts"]),
+        split="train",
+        cache_dir=str(tmp_path / "hf-cache"),
+    )
+    assert ds.num_rows == manifest["counts"]["attempts"] == 24
+    row = next(r for r in ds if r["status"] == "valid" and r["test_reward"] == 1.0)
+    reviews = json.loads(row["reviews"])
+    assert len(reviews) == 3 and reviews[0]["reviewer"].startswith("r_")
+    assert len(json.loads(row["verdicts"])) == 2
+    blob = (tmp_path / "pkg" / manifest["files"]["attempts"]).read_bytes()
+    assert b"swe-loop" not in blob  # agent names never leave
+    assert row["attempt_key"].startswith("a_")
+
+
+def test_the_commands_export_with_progress(tmp_path):
+    study3()
+    out, err = io.StringIO(), io.StringIO()
+    call_command(
+        "export_labels", "--out", str(tmp_path / "l"), "--format", "csv", stdout=out, stderr=err
+    )
+    assert "wrote 48 label rows for 24 attempts" in out.getvalue()
+    assert "attempt" in err.getvalue()  # tqdm's bar
+    call_command(
+        "export_package", "--out", str(tmp_path / "p"), "--format", "jsonl", stdout=out, stderr=err
+    )
+    assert (tmp_path / "p" / "attempts.jsonl").exists()
+
+
+def test_the_export_page_downloads_a_zip_with_the_manifest(staff_client):
+    study3()
+    response = staff_client.get("/dashboards/export/labels.zip?format=csv")
+    assert response.status_code == 200
+    data = b"".join(response.streaming_content)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert sorted(zf.namelist()) == ["labels.csv", "manifest.json"]
+        df = pd.read_csv(zf.open("labels.csv"))
+    assert df["calibrated_tier"].notna().sum() == 36
+    assert staff_client.get("/dashboards/export/nothing.zip").status_code == 404
+    assert staff_client.get("/dashboards/export").status_code == 200

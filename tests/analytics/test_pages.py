@@ -1,0 +1,134 @@
+"""The dashboard pages: access, caching through the Celery task, numbers, CSV, edge cases."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+
+from review.analytics.presenters import CSV_TABLES
+from review.models import StatsSnapshot
+from tests.analytics.conftest import run_worker
+from tests.analytics.factories import grade_group, make_study, review_group
+from tests.analytics.test_payload import build
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+URL = "/dashboards/"
+
+
+def test_it_sends_anonymous_visitors_to_login(client):
+    response = client.get(URL)
+    assert response.status_code == 302
+    assert "/accounts/login/" in response["Location"]
+
+
+def test_it_refuses_reviewers(client):
+    client.force_login(UserFactory(username="rita"))
+    assert client.get(URL).status_code == 403
+    assert client.get(reverse("dashboards:csv", args=["headline"])).status_code == 403
+    assert client.get(reverse("dashboards:export")).status_code == 403
+
+
+def test_it_shows_computing_and_enqueues_once_without_a_snapshot(
+    staff_client, enqueued, django_capture_on_commit_callbacks
+):
+    build()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff_client.get(URL)
+    assert response.status_code == 200
+    assert b"Computing\xe2\x80\xa6" in response.content
+    assert b'http-equiv="refresh"' in response.content
+    assert enqueued.call_count == 1
+    # A second view while the computation is queued sends nothing more.
+    with django_capture_on_commit_callbacks(execute=True):
+        staff_client.get(URL)
+    assert enqueued.call_count == 1
+
+
+def test_it_shows_the_cached_numbers_with_their_time(staff_client, enqueued):
+    build()
+    staff_client.get(URL)
+    assert run_worker() == 1
+    response = staff_client.get(URL)
+    body = response.content.decode()
+    snap = StatsSnapshot.objects.get()
+    kappa = snap.payload["headline"]["kappa"]
+    assert "Computed at" in body
+    assert f"{kappa['estimate']:.3f}" in body
+    assert "95% CI [" in body
+    assert "Computing…" not in body
+
+
+def test_it_recomputes_when_reviews_arrive(
+    staff_client, enqueued, django_capture_on_commit_callbacks
+):
+    study = build()
+    with django_capture_on_commit_callbacks(execute=True):
+        staff_client.get(URL)
+    run_worker()
+    # A new submitted review changes the data fingerprint: old numbers stay, a refresh is queued.
+    extra = UserFactory(username="late")
+    review_group(study.campaign, study.groups[0], study.attempts[0], extra, ["t1", "t2", "t3"])
+    with django_capture_on_commit_callbacks(execute=True):
+        body = staff_client.get(URL).content.decode()
+    assert "Computed at" in body and "recomputing" in body
+    assert enqueued.call_count == 2
+    run_worker()
+    assert StatsSnapshot.objects.get().payload["counts"]["reviewers"] == 3
+
+
+def test_it_serves_every_chart_as_csv(staff_client, enqueued):
+    build()
+    staff_client.get(URL)
+    run_worker()
+    payload = StatsSnapshot.objects.get().payload
+    for chart in CSV_TABLES:
+        if chart == "audit":
+            continue
+        response = staff_client.get(reverse("dashboards:csv", args=[chart]))
+        assert response.status_code == 200, chart
+        assert response["Content-Type"].startswith("text/csv")
+        rows = list(csv.reader(io.StringIO(response.content.decode())))
+        columns, expected = CSV_TABLES[chart](payload)
+        assert rows[0] == columns if columns else rows == [[]] or rows == []
+        assert len(rows) - 1 == len(expected), chart
+    headline = list(
+        csv.DictReader(
+            io.StringIO(
+                staff_client.get(reverse("dashboards:csv", args=["headline"])).content.decode()
+            )
+        )
+    )
+    kappa = next(r for r in headline if r["statistic"] == "kappa")
+    assert float(kappa["estimate"]) == pytest.approx(payload["headline"]["kappa"]["estimate"])
+
+
+def test_csv_answers_503_while_computing(staff_client, enqueued):
+    build()
+    response = staff_client.get(reverse("dashboards:csv", args=["confusion"]))
+    assert response.status_code == 503
+
+
+def test_the_cached_page_runs_a_constant_number_of_queries(
+    staff_client, enqueued, django_assert_num_queries
+):
+    build()
+    staff_client.get(URL)
+    run_worker()
+    staff_client.get(URL)
+    # session + user, snapshot, 4 fingerprint aggregates, 6 filter-option lists
+    with django_assert_num_queries(13):
+        staff_client.get(URL)
+    # Ten times the data, the same queries.
+    study = make_study(12, 4, run="run-2", reviewers=2)
+    for group, atts in zip(study.groups, study.attempts, strict=True):
+        grade_group(group, atts, [1, 2, 2, 3])
+        for r in study.reviewers:
+            review_group(study.campaign, group, atts, r, ["t1", "t2", "t3", "t3"])
+    staff_client.get(URL)
+    run_worker()
+    with django_assert_num_queries(13):
+        staff_client.get(URL)

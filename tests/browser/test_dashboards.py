@@ -1,0 +1,80 @@
+"""The agreement dashboard in real Chromium: computed snapshot, charts drawn, no CSP violation,
+filters applied, a CSV downloaded; screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+import pytest
+
+from review.models import StatsSnapshot
+from tests.analytics.conftest import run_worker
+from tests.analytics.scenario import rich_study
+from tests.browser.conftest import login
+from tests.factories import StaffFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _watch(page) -> list[str]:
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    # CSP violations are reported as console errors; failed loads are checked by status below.
+    page.on(
+        "console",
+        lambda m: (
+            problems.append(f"console: {m.text}")
+            if m.type == "error" and not m.text.startswith("Failed to load resource")
+            else None
+        ),
+    )
+    page.on(
+        "response",
+        lambda r: (
+            problems.append(f"{r.status} {r.url}")
+            if r.status >= 400 and not r.url.endswith("/favicon.ico")
+            else None
+        ),
+    )
+    return problems
+
+
+def test_it_draws_the_dashboard(browser, server_url, artifacts, monkeypatch):
+    monkeypatch.setattr("review.tasks.compute_snapshot_task.apply_async", lambda **kw: None)
+    rich_study()
+    StaffFactory(username="lead")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    problems = _watch(page)
+    login(page, server_url, "lead")
+
+    page.goto(f"{server_url}/dashboards/")
+    assert page.locator("#computing").is_visible()
+    page.screenshot(path=str(artifacts / "dashboard-computing.png"))
+    assert run_worker() == 1
+
+    page.goto(f"{server_url}/dashboards/")
+    assert "Computed at" in page.locator(".status").inner_text()
+    kappa = page.locator('[data-stat="kappa"] .stat-value').inner_text()
+    expected = StatsSnapshot.objects.get().payload["headline"]["kappa"]["estimate"]
+    assert kappa == f"{expected:.3f}"
+    assert page.locator("figure.chart svg").count() >= 8
+    assert page.locator("svg rect.cell").count() == 9
+    page.screenshot(path=str(artifacts / "dashboard.png"), full_page=True)
+
+    # A filter is a new slice: computing first, then its own numbers.
+    page.select_option("select[name=run]", "gagar")
+    page.click("form.filters button[type=submit]")
+    page.wait_for_load_state()
+    assert "run=gagar" in page.url
+    run_worker()
+    page.reload()
+    assert "Computed at" in page.locator(".status").inner_text()
+
+    with page.expect_download() as info:
+        page.click("figcaption a.csv >> nth=0")
+    assert info.value.suggested_filename.endswith(".csv")
+
+    page.goto(f"{server_url}/dashboards/audit?a=baseline&b=gagar&source=humans")
+    run_worker()
+    page.reload()
+    assert page.locator('[data-stat="win_rate"] .stat-value').inner_text() != "—"
+    page.screenshot(path=str(artifacts / "dashboard-audit.png"), full_page=True)
+    assert problems == []
