@@ -19,7 +19,10 @@ from grading.grader.patchinfo import FileDiff, PatchIndex
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_tests?\.py$|(^|/)conftest\.py$|\.(spec|test)\.[jt]sx?$"
 )
-_REPRO_NAME = re.compile(r"^(reproduce|repro|debug|scratch|tmp|test_repro)[^/]*$", re.IGNORECASE)
+# New throwaway scripts: reproduce.py, bug_reproduction.py, debug_sizes.py, scratch.py …
+_REPRO_NAME = re.compile(
+    r"(^|[_-])(repro|reproduce|reproduction|debug|scratch|tmp)([_.-]|$)", re.IGNORECASE
+)
 _DEBUG_LINE = re.compile(r"^\s*(print\(|breakpoint\(\)|import pdb|pdb\.set_trace|console\.log\()")
 _LIT = r"""(?P<lit>'[^'\n]*'|"[^"\n]*"|-?\d+(?:\.\d+)?)"""
 _SPECIAL_CASE = [
@@ -28,6 +31,7 @@ _SPECIAL_CASE = [
     re.compile(rf"\breturn\s+{_LIT}\s*$"),
 ]
 _ANY_LIT = re.compile(_LIT)
+_LOOP_OR_DEBUG = re.compile(r"^\s*(for\b|print\(|console\.log\()")
 _TRIVIAL_NUMBERS = {"-1", "0", "1", "2"}
 
 
@@ -81,10 +85,11 @@ def extract(
     for path, fd in sorted(patch.files.items()):
         base_name = path.rsplit("/", 1)[-1]
         official = path in test_paths or (fd.source_path or "") in test_paths
-        # Adding new tests is fine; changing the official tests or existing test lines is not.
-        if official or (is_test_path(path) and not fd.is_new and fd.removed):
+        # Adding new tests (even to the official test files) is fine; changing or deleting
+        # existing test lines is not.
+        if (official or is_test_path(path)) and not fd.is_new and fd.removed:
             f.tampered.append(fd)
-        elif fd.is_new and _REPRO_NAME.match(base_name):
+        elif fd.is_new and _REPRO_NAME.search(base_name):
             f.repro.append(fd)
         elif not is_test_path(path):
             f.core_files.append(path)
@@ -102,6 +107,9 @@ def _special_cases(fd: FileDiff, test_literals: set[str]) -> list[tuple[str, int
     hits = []
     for n, text in sorted(fd.added.items()):
         code = text.split("#", 1)[0]
+        # Iterating over sample values or printing them is not special-casing them.
+        if _LOOP_OR_DEBUG.match(code):
+            continue
         for rx in _SPECIAL_CASE:
             m = rx.search(code)
             lit = _normal(m.group("lit")) if m else None
