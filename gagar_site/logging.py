@@ -18,6 +18,8 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from django.utils.functional import empty
+
 if TYPE_CHECKING:
     # Only for annotations: settings.py imports this module before Django is set up.
     from django.http import HttpRequest, HttpResponseBase
@@ -71,6 +73,19 @@ def _incoming_request_id(request: HttpRequest) -> str:
     return given if _SAFE_REQUEST_ID.match(given) else uuid.uuid4().hex
 
 
+def _loaded_user_id(request: HttpRequest) -> int | None:
+    """The user id if the request already loaded its user; never loads it for the log line.
+
+    Loading it here would query the database on requests that never needed it (`/healthz`),
+    and turn a database outage into an error on every one of them.
+    """
+    user = getattr(request, "user", None)
+    loaded = getattr(user, "_wrapped", user)
+    if loaded is None or loaded is empty or not loaded.is_authenticated:
+        return None
+    return int(loaded.pk)
+
+
 class RequestLogMiddleware:
     """Outermost middleware: sets the request id, logs method, path, status and duration."""
 
@@ -84,7 +99,6 @@ class RequestLogMiddleware:
         try:
             response = self.get_response(request)
             response["X-Request-ID"] = request_id
-            user = getattr(request, "user", None)
             access_logger.log(
                 logging.DEBUG if request.path in _QUIET_PATHS else logging.INFO,
                 "%s %s %s",
@@ -96,7 +110,7 @@ class RequestLogMiddleware:
                     "path": request.path,
                     "status": response.status_code,
                     "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-                    "user_id": user.pk if user is not None and user.is_authenticated else None,
+                    "user_id": _loaded_user_id(request),
                 },
             )
             return response

@@ -94,6 +94,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'gagar.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+        # A kept connection is checked before each request reuses it: after a database restart
+        # the first request reconnects instead of failing (tests/faults/test_postgres_restart.py).
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -207,9 +210,14 @@ REST_FRAMEWORK = {
         "grading.api.auth.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # A token or a staff session; a reviewer's session is refused (grading/api/permissions.py).
+    "DEFAULT_PERMISSION_CLASSES": ["grading.api.permissions.IsApiClientOrStaff"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # JSON only outside debug: the browsable API's inline scripts would break the CSP, and a
+    # training loop never needs HTML.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "GAGAR Review API",

@@ -17,3 +17,6 @@ urlpatterns = [
     path("api/v1/", include("grading.api.urls")),
     path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
 ]
+
+# A lost database answers 503 (retry later) instead of a 500 page (gagar_site/errors.py).
+handler500 = "gagar_site.errors.server_error_or_unavailable"

@@ -22,13 +22,13 @@ from grading.selectors_grader import grader_run_transcript
 from grading.services.grader_runs import grader_runs_regrade
 
 SHOWN_CHARS = 6_000
-_PRE = "white-space:pre-wrap;max-height:24em;overflow:auto;margin:0.3em 0"
 
 
 def _pre(text: str, limit: int = SHOWN_CHARS) -> SafeString:
     if len(text) > limit:
         text = text[:limit] + f"\n[… {len(text) - limit} more characters]"
-    return format_html('<pre style="{}">{}</pre>', _PRE, text)
+    # A class, not a style attribute: the CSP allows no inline styles (static/css/admin.css).
+    return format_html('<pre class="gagar-pre transcript">{}</pre>', text)
 
 
 def _json(value: Any) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -68,6 +69,10 @@ class GroupAdvantagesAdmin(admin.ModelAdmin[GroupAdvantages]):
         return [report, *super().get_urls()]
 
     def lambda_cap_view(self, request: HttpRequest) -> HttpResponse:
+        # admin_view only checks is_staff; the report shows advantages, so it needs the same
+        # permission as their list.
+        if not self.has_view_permission(request):
+            raise PermissionDenied
         run = request.GET.get("run") or None
         context = {
             **self.admin_site.each_context(request),

@@ -38,6 +38,8 @@ SCHEMA_PATH = (
     Path(__file__).resolve().parents[2] / "docs" / "formats" / "gagar.group.v1.schema.json"
 )
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+# PatchFile.source_path / target_path are 1,024-character columns.
+MAX_PATH_CHARS = 1024
 
 
 @cache
@@ -58,8 +60,15 @@ def _message(error: ValidationError) -> str:
         return "give patch or patch_base64 (and test_output or test_output_base64), not both"
     if error.validator == "oneOf" and not error.absolute_path:
         return "give either task (a task object) or task_id (an existing task), not both"
-    # jsonschema quotes the offending value; a 50 MB value must not become a 50 MB message.
-    return error.message if len(error.message) <= 300 else error.message[:300] + "…"
+    # jsonschema quotes the offending value; a 50 MB value must not become a 50 MB message, but
+    # what is wrong with it (the end of the message) must survive the cut.
+    message = error.message
+    quoted = repr(error.instance)
+    if len(message) > 300 and message.startswith(quoted):
+        message = quoted[:60] + "…" + message[len(quoted) :]
+    if error.validator == "maxLength":
+        message += f" (at most {error.validator_value} characters)"
+    return message if len(message) <= 300 else message[:300] + "…"
 
 
 def _best_error(errors: list[ValidationError]) -> ValidationError:
@@ -140,6 +149,16 @@ class BundleReader:
         if errors:
             error = _best_error(errors)
             raise self._fail(line, _json_path(error), _message(error))
+        # Identifiers go to text columns, which cannot hold a NUL on PostgreSQL: refuse it here,
+        # the same on every database, rather than fail (or store it) at write time.
+        for key in ("run", "group_id", "task_id"):
+            if "\x00" in (obj.get(key) or ""):
+                raise self._fail(line, f"$.{key}", "NUL characters are not allowed here")
+        for index, item in enumerate(obj["attempts"]):
+            if "\x00" in item["id"]:
+                raise self._fail(
+                    line, f"$.attempts[{index}].id", "NUL characters are not allowed here"
+                )
         for key in ("metadata",):
             nul = find_nul(obj.get(key, {}), f"$.{key}")
             if nul:
@@ -196,9 +215,19 @@ class BundleReader:
             return None
         data = value if isinstance(value, bytes) else value.encode("utf-8", "surrogatepass")
         try:
-            return PatchRecord(content=data, stats=parse_patch(data))
+            stats = parse_patch(data)
         except PatchParseError as exc:
             raise self._fail(line, field, f"not a unified diff unidiff can read: {exc}") from exc
+        # File names are stored in text columns (the content itself is stored as bytes).
+        for f in stats.files:
+            for name in (f.source_path, f.target_path):
+                if "\x00" in name:
+                    raise self._fail(line, field, f"file name {name!r} contains a NUL character")
+                if len(name) > MAX_PATH_CHARS:
+                    raise self._fail(
+                        line, field, f"file name longer than {MAX_PATH_CHARS} characters"
+                    )
+        return PatchRecord(content=data, stats=stats)
 
     def _b64(self, value: str, line: int | None, field: str) -> bytes:
         try:

@@ -20,5 +20,8 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=options["username"]).first()
         if user is None:
             raise CommandError(f"no user {options['username']!r}")
-        _, secret = api_token_create(user=user, name=options["name"])
+        try:
+            _, secret = api_token_create(user=user, name=options["name"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         self.stdout.write(secret)

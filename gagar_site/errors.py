@@ -1,0 +1,47 @@
+"""The 500 handler: a lost database is a 503 (retry later), not a server error page.
+
+Django calls `handler500` for any uncaught exception, in a view or in a middleware, while the
+exception is still being handled, so `sys.exc_info()` names it. Nothing here may touch the
+database (no session, no user, no template context processors): it is what just failed.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import server_error
+
+RETRY_AFTER_S = "10"
+UNAVAILABLE_HTML = (
+    "<!doctype html><html lang=en><head><meta charset=utf-8>"
+    "<title>Temporarily unavailable</title></head><body><h1>Temporarily unavailable</h1>"
+    "<p>The database cannot be reached. Nothing you saved before this was lost; "
+    "please try again in a few seconds.</p></body></html>"
+)
+
+
+def _database_down() -> bool:
+    exc = sys.exc_info()[1]
+    return isinstance(exc, (OperationalError, InterfaceError))
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/") or "application/json" in request.headers.get(
+        "Accept", ""
+    )
+
+
+def server_error_or_unavailable(request: HttpRequest) -> HttpResponse:
+    if not _database_down():
+        return server_error(request)
+    response: HttpResponse
+    if _wants_json(request):
+        response = JsonResponse(
+            {"ok": False, "detail": "database unavailable, retry later"}, status=503
+        )
+    else:
+        response = HttpResponse(UNAVAILABLE_HTML, status=503)
+    response["Retry-After"] = RETRY_AFTER_S
+    return response
