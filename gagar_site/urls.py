@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
@@ -11,7 +12,20 @@ urlpatterns = [
     path("readyz", views_ops.readyz, name="readyz"),
     path("ops/", views_ops.ops_status, name="ops-status"),
     path("admin/", admin.site.urls),
-    path("accounts/", include("django.contrib.auth.urls")),
+    # No self-service password reset: nothing here sends mail. Staff reset passwords in the admin
+    # (or `manage.py changepassword`).
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "accounts/password_change/",
+        auth_views.PasswordChangeView.as_view(),
+        name="password_change",
+    ),
+    path(
+        "accounts/password_change/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
     path("review/", include("review.urls")),
     path("dashboards/", include("review.urls_dashboards")),
     path("api/v1/", include("grading.api.urls")),

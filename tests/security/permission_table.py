@@ -119,12 +119,6 @@ ROUTES: dict[str, Route] = {
     "accounts/logout/": Route(roles("405")),  # POST only: a link cannot log anyone out
     "accounts/password_change/": Route(SIGNED_IN),
     "accounts/password_change/done/": Route(SIGNED_IN),
-    "accounts/password_reset/": Route(ANYONE),
-    "accounts/password_reset/done/": Route(ANYONE),
-    "accounts/reset/<uidb64>/<token>/": Route(
-        ANYONE, kwargs=lambda w: {"uidb64": "MQ", "token": "not-a-valid-token"}
-    ),
-    "accounts/reset/done/": Route(ANYONE),
     # --- review: the reviewer's pages ---------------------------------------------------------
     "review/": Route(SIGNED_IN),
     "review/campaigns/<int:campaign_id>/next": Route(
