@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
-
-import httpx
 
 from grading.grader.backends.base import (
     Completion,
@@ -18,7 +16,7 @@ from grading.grader.backends.base import (
 )
 from grading.grader.backends.transport import (
     RETRYABLE_STATUSES,
-    RetryPolicy,
+    HttpBackend,
     parse_tool_arguments,
     post_json,
 )
@@ -28,7 +26,7 @@ API_VERSION = "2023-06-01"
 ANTHROPIC_RETRYABLE = RETRYABLE_STATUSES | {529}
 
 
-class AnthropicBackend:
+class AnthropicBackend(HttpBackend):
     name = "anthropic"
 
     def __init__(
@@ -36,28 +34,9 @@ class AnthropicBackend:
         base_url: str = "https://api.anthropic.com",
         api_key: str = "",
         model: str = "",
-        *,
-        timeout_s: float = 120.0,
-        max_retries: int = 3,
-        backoff_s: float = 1.0,
-        max_wait_s: float = 30.0,
-        client: httpx.Client | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        **options: Any,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
-        self.model = model
-        self.timeout_s = timeout_s
-        self.policy = RetryPolicy(
-            max_retries=max_retries, backoff_s=backoff_s, max_wait_s=max_wait_s
-        )
-        self._owns_client = client is None
-        self._client = client or httpx.Client(timeout=timeout_s)
-        self._sleep = sleep
-
-    def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
+        super().__init__(base_url, api_key, model, **options)
 
     def complete(
         self,

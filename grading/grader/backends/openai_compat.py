@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
-
-import httpx
 
 from grading.grader.backends.base import (
     Completion,
@@ -16,39 +14,11 @@ from grading.grader.backends.base import (
     ToolSpec,
     TransientBackendError,
 )
-from grading.grader.backends.transport import RetryPolicy, parse_tool_arguments, post_json
+from grading.grader.backends.transport import HttpBackend, parse_tool_arguments, post_json
 
 
-class OpenAICompatBackend:
+class OpenAICompatBackend(HttpBackend):
     name = "openai"
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        model: str,
-        *,
-        timeout_s: float = 120.0,
-        max_retries: int = 3,
-        backoff_s: float = 1.0,
-        max_wait_s: float = 30.0,
-        client: httpx.Client | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
-        self.model = model
-        self.timeout_s = timeout_s
-        self.policy = RetryPolicy(
-            max_retries=max_retries, backoff_s=backoff_s, max_wait_s=max_wait_s
-        )
-        self._owns_client = client is None
-        self._client = client or httpx.Client(timeout=timeout_s)
-        self._sleep = sleep
-
-    def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
 
     def complete(
         self,

@@ -119,3 +119,35 @@ def parse_tool_arguments(raw: object) -> tuple[dict[str, Any] | None, str, str |
     if not isinstance(decoded, dict):
         return None, text, f"arguments must be a JSON object, got {type(decoded).__name__}"
     return decoded, text, None
+
+
+class HttpBackend:
+    """What the HTTP backends share: connection, retry policy and client ownership."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        *,
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        backoff_s: float = 1.0,
+        max_wait_s: float = 30.0,
+        client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.model = model
+        self.timeout_s = timeout_s
+        self.policy = RetryPolicy(
+            max_retries=max_retries, backoff_s=backoff_s, max_wait_s=max_wait_s
+        )
+        self._owns_client = client is None
+        self._client = client or httpx.Client(timeout=timeout_s)
+        self._sleep = sleep
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()
