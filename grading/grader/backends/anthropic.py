@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +17,6 @@ from grading.grader.backends.transport import (
     RETRYABLE_STATUSES,
     HttpBackend,
     parse_tool_arguments,
-    post_json,
 )
 
 API_VERSION = "2023-06-01"
@@ -49,18 +47,8 @@ class AnthropicBackend(HttpBackend):
     ) -> Completion:
         body = build_request(self.model, messages, tools, max_output_tokens, temperature)
         headers = {"x-api-key": self.api_key, "anthropic-version": API_VERSION}
-        started = time.monotonic()
-        payload = post_json(
-            self._client,
-            f"{self.base_url}/v1/messages",
-            headers=headers,
-            body=body,
-            policy=self.policy,
-            timeout_s=self.timeout_s,
-            retry_statuses=ANTHROPIC_RETRYABLE,
-            sleep=self._sleep,
-        )
-        return parse_response(payload, latency_s=time.monotonic() - started)
+        payload, latency_s = self._post("/v1/messages", headers, body, ANTHROPIC_RETRYABLE)
+        return parse_response(payload, latency_s=latency_s)
 
 
 def build_request(

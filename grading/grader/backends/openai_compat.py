@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,7 +13,7 @@ from grading.grader.backends.base import (
     ToolSpec,
     TransientBackendError,
 )
-from grading.grader.backends.transport import HttpBackend, parse_tool_arguments, post_json
+from grading.grader.backends.transport import HttpBackend, parse_tool_arguments
 
 
 class OpenAICompatBackend(HttpBackend):
@@ -31,18 +30,8 @@ class OpenAICompatBackend(HttpBackend):
     ) -> Completion:
         body = build_request(self.model, messages, tools, max_output_tokens, temperature, seed)
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        started = time.monotonic()
-        payload = post_json(
-            self._client,
-            f"{self.base_url}/chat/completions",
-            headers=headers,
-            body=body,
-            policy=self.policy,
-            timeout_s=self.timeout_s,
-            sleep=self._sleep,
-        )
-        # Latency covers retries too: it is what the grading budget actually spent waiting.
-        return parse_response(payload, latency_s=time.monotonic() - started)
+        payload, latency_s = self._post("/chat/completions", headers, body)
+        return parse_response(payload, latency_s=latency_s)
 
 
 def build_request(

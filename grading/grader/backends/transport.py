@@ -151,3 +151,25 @@ class HttpBackend:
     def close(self) -> None:
         if self._owns_client:
             self._client.close()
+
+    def _post(
+        self,
+        path: str,
+        headers: Mapping[str, str],
+        body: Mapping[str, Any],
+        retry_statuses: Collection[int] = RETRYABLE_STATUSES,
+    ) -> tuple[dict[str, Any], float]:
+        """The decoded answer and the seconds it took, retries included: that is what the
+        grading budget actually spent waiting."""
+        started = time.monotonic()
+        payload = post_json(
+            self._client,
+            f"{self.base_url}{path}",
+            headers=headers,
+            body=body,
+            policy=self.policy,
+            timeout_s=self.timeout_s,
+            retry_statuses=retry_statuses,
+            sleep=self._sleep,
+        )
+        return payload, time.monotonic() - started
