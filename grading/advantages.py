@@ -355,9 +355,11 @@ def redistribute(
 
 # --- vectorized ------------------------------------------------------------------------------
 #
-# The batch functions are written for throughput (see bench/bench_advantages.py): row sums are
+# The batch functions are written for throughput (see bench/bench_advantages.py). What costs at
+# this size is memory, not arithmetic: every fresh (n_groups, G) float array is a few hundred
+# kilobytes of newly mapped pages, so temporaries are few and reused in place. Row sums are
 # matrix-vector products (BLAS, several times faster than .sum(axis=1) on 16-wide rows), and the
-# T1/T2 rank positions come from one histogram (bincount + cumsum) over the ranked slots only.
+# T1/T2 coefficients come from one histogram over (group, tier, rank) cells of the ranked slots.
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,36 +390,12 @@ class BatchAdvantages:
         return np.where(self.valid, self.mean_reward[:, None] + self.adv, np.nan)
 
 
-def _t2_table(config: CoefficientConfig, width: int) -> FloatArray:
-    """``table[m - 1, p]`` = coefficient of T2 position p among m T2 attempts (m, p < width)."""
-    size = np.arange(1, width + 1, dtype=np.int64)[:, None]
-    position = np.arange(width, dtype=np.int64)[None, :]
-    # Same expression as CoefficientConfig.t2, so both round identically.
-    step = config.t2_first - (config.t2_first - config.t2_last) * (
-        position / np.maximum(size - 1, 1)
-    )
-    return np.where(size > 1, step, config.t2_first)
+def _ranks_within_segments(segment: IntArray, rank: IntArray) -> IntArray:
+    """Replace ranks by 1 + the number of same-segment items with a strictly smaller rank.
 
-
-def _better_by_histogram(
-    segment: IntArray, rank: IntArray, n_segments: int, max_rank: int
-) -> IntArray:
-    """How many members of each item's segment have a strictly smaller rank (ranks 1..max_rank).
-
-    One histogram over (segment, rank) cells, cumulated with a leading 0, so that
-    ``cum[k]`` counts the items in cells below k; the difference between an item's cell and the
-    start of its segment's block is the number of better-ranked members of that segment.
+    Order and ties within each segment are kept, so the T1/T2 coefficients do not change, and the
+    new ranks are at most the segment size: the histogram stays small for any rank values.
     """
-    block = max_rank + 1
-    key = segment * block + rank
-    counts = np.bincount(key, minlength=n_segments * block)
-    cumulative = np.concatenate(([0], np.cumsum(counts)))
-    better: IntArray = cumulative[key] - cumulative[key - rank]
-    return better
-
-
-def _better_by_sorting(segment: IntArray, rank: IntArray) -> IntArray:
-    """Same as the histogram version for ranks of any size, by sorting (segment, rank)."""
     order = np.lexsort((rank, segment))
     sorted_segment = segment[order]
     sorted_rank = rank[order]
@@ -429,9 +407,25 @@ def _better_by_sorting(segment: IntArray, rank: IntArray) -> IntArray:
     # Index of the first item of each segment, and of the first item of each tie, carried forward.
     segment_start = np.maximum.accumulate(np.where(new_segment, position, 0))
     tie_start = np.maximum.accumulate(np.where(new_value, position, 0))
-    better = np.empty(len(order), dtype=np.intp)
-    better[order] = tie_start - segment_start
-    return better
+    compact = np.empty(len(order), dtype=np.intp)
+    compact[order] = tie_start - segment_start + 1
+    return compact
+
+
+def _coefficient_table(config: CoefficientConfig, width: int) -> FloatArray:
+    """Coefficients by ``row·width + position`` (position = members of the tier ranked better).
+
+    Row 0 is T1 (``[t1_best, t1_other, t1_other, …]``) and row m (1 ≤ m ≤ width) is T2 with m
+    members.
+    """
+    size = np.arange(1, width + 1, dtype=np.int64)[:, None]
+    position = np.arange(width, dtype=np.int64)[None, :]
+    # Same expression as CoefficientConfig.t2, so both round identically.
+    t2 = config.t2_first - (config.t2_first - config.t2_last) * (position / np.maximum(size - 1, 1))
+    t2 = np.where(size > 1, t2, config.t2_first)
+    t1 = np.full((1, width), config.t1_other)
+    t1[0, 0] = config.t1_best
+    return np.concatenate((t1, t2)).ravel()
 
 
 def coefficients_batch(
@@ -457,40 +451,54 @@ def coefficients_batch(
     if not (np.issubdtype(tier.dtype, np.integer) and np.issubdtype(rank.dtype, np.integer)):
         raise ValueError("tiers and ranks must be integer arrays")
     if fallback_mask is not None:
-        passing = passing & ~np.asarray(fallback_mask, dtype=bool)[:, None]
+        # A copy with the no-verdict rows cleared (cheaper than a broadcast `&` over every slot).
+        passing = passing.copy()
+        passing[np.asarray(fallback_mask, dtype=bool)] = False
     n_groups, width = tier.shape
 
-    out = np.ones(tier.size)
-    is_t3 = (passing & (tier == 3)).ravel()
-    out[is_t3] = config.t3
+    is_t3 = passing & (tier == 3)
+    # A lookup rather than np.where: the mask is random, and where's branches mispredict.
+    out = np.array([1.0, config.t3]).take(is_t3.ravel().view(np.uint8))
     # Only T1/T2 passers need positions: work on their flat indices, a fraction of all slots.
-    ranked = np.flatnonzero(passing & (tier >= 1) & (tier <= 2))
-    if np.count_nonzero(passing) != len(ranked) + np.count_nonzero(is_t3):
-        raise ValueError("every passing attempt needs a tier of 1, 2 or 3")
+    ranked = np.flatnonzero(passing ^ is_t3)  # passing and not T3
     if not len(ranked):
         return out.reshape(tier.shape)
-    tier_r = tier.ravel()[ranked].astype(np.intp)
-    rank_r = rank.ravel()[ranked].astype(np.intp)
+    tier_r = np.asarray(tier.ravel()[ranked], dtype=np.intp)
+    if int(tier_r.min()) < 1 or int(tier_r.max()) > 2:
+        raise ValueError("every passing attempt needs a tier of 1, 2 or 3")
+    rank_r = np.asarray(rank.ravel()[ranked], dtype=np.intp)
     if int(rank_r.min()) < 1:
         raise ValueError("T1 and T2 passing attempts need a rank ≥ 1")
-    max_rank = int(rank_r.max())
     # One segment per (group, tier): segment = 2·group + (tier − 1).
-    segment = (ranked // width) * 2 + (tier_r - 1)
-    n_segments = 2 * n_groups
-    # The histogram has n_segments·(max_rank + 1) cells: cheap while ranks stay near G, as verdict
-    # ranks do; arbitrary large rank values are sorted instead.
-    if max_rank <= 4 * width:
-        better = _better_by_histogram(segment, rank_r, n_segments, max_rank)
-    else:
-        better = _better_by_sorting(segment, rank_r)
-    segment_size = np.bincount(segment, minlength=n_segments)
-
-    # One lookup table: [t1_best, t1_other, then the T2 table row by row (row m-1 for m members)].
-    table = np.concatenate(([config.t1_best, config.t1_other], _t2_table(config, width).ravel()))
-    is_t2 = tier_r == 2
-    t2_row = 2 + (segment_size[segment] - 1) * width
-    index = np.where(is_t2, t2_row + better, np.minimum(better, 1))
-    out[ranked] = table[index]
+    segment = ranked // width
+    segment *= 2
+    segment += tier_r
+    segment -= 1
+    del tier_r
+    # One histogram cell per (segment, rank value): cheap while ranks stay near G, as verdict
+    # ranks do; arbitrary rank values are first renumbered within their segment. Cell 0 of each
+    # segment stays empty (ranks are ≥ 1), so `running` at it counts the items of earlier segments.
+    if int(rank_r.max()) > width:
+        rank_r = _ranks_within_segments(segment, rank_r)
+    block = int(rank_r.max()) + 1
+    cell = segment * block
+    cell += rank_r
+    del rank_r
+    running = np.bincount(cell, minlength=2 * n_groups * block)
+    np.cumsum(running, out=running)
+    before_segment = running[::block]
+    # A T2 segment's size selects its table row (see _coefficient_table); T1 uses row 0.
+    row = running[block - 1 :: block] - before_segment
+    row.reshape(n_groups, 2)[:, 0] = 0
+    # Table index = row·width + position, and position = running[cell − 1] − before_segment:
+    # how many members of the item's (group, tier) rank strictly better.
+    offset = row
+    offset *= width
+    offset -= before_segment
+    cell -= 1
+    index = np.take(running, cell, out=cell, mode="clip")
+    index += np.take(offset, segment, out=segment, mode="clip")
+    out[ranked] = _coefficient_table(config, width)[index]
     return out.reshape(tier.shape)
 
 
@@ -524,31 +532,39 @@ def redistribute_batch(
     n_valid = valid_f @ ones
     n = np.maximum(n_valid, 1.0)
     # Invalid slots are zeroed first so a NaN/garbage reward there cannot leak into any sum.
-    r_v = np.where(v, r, 0.0)
-    mean = (r_v @ ones) / n
-    adv = np.where(v, r_v - mean[:, None], 0.0)
+    adv = np.where(v, r, 0.0)
+    mean = (adv @ ones) / n
+    adv -= mean[:, None]
+    adv *= valid_f
+    adv += 0.0  # -0.0 (from −mean·0 on invalid slots) becomes 0.0, as in the scalar version
 
     # P = {A > 0}; every other slot has A ≤ 0, so max(A, 0) is A restricted to P.
     adv_p = np.maximum(adv, 0.0)
     total_before = adv_p @ ones
-    scaled = c * adv_p
+    new = c * adv_p
+    weighted = new @ ones  # Σ_P c·A
     has_pos = total_before > 0
     lam_raw = np.full(r.shape[0], np.nan)
-    np.divide(total_before, scaled @ ones, out=lam_raw, where=has_pos)
+    np.divide(total_before, weighted, out=lam_raw, where=has_pos)
     lam = lam_raw if lambda_max is None else np.minimum(lam_raw, lambda_max)
     # NaN < NaN is False, so groups without passers above the mean are never capped.
     capped = lam < lam_raw
+    lam_applied = np.where(has_pos, lam, 0.0)
 
-    # A' = A off P (adv - adv_p) and λ'·c·A on P (adv - adv_p is exactly 0 there).
-    new = adv - adv_p
-    scaled *= np.where(has_pos, lam, 0.0)[:, None]
-    new += scaled
-    shift = np.where(capped, (new @ ones) / n, 0.0)
-    # Σ_P A' = λ'·Σ_P c·A − |P|·shift; cheaper than masking A' again.
-    total_after = scaled @ ones
+    # A' = λ'·c·A on P and A off P, where A − max(A, 0) is A off P and exactly 0 on P.
+    new *= lam_applied[:, None]
+    new += adv
+    new -= adv_p
+    total_after = lam_applied * weighted  # Σ_P A' before re-centring
+    shift = np.zeros(r.shape[0])
     if capped.any():
-        new -= shift[:, None] * valid_f
-        total_after -= (adv_p > 0).astype(np.float64) @ ones * shift
+        # mean(A' over V) = (λ'·Σ_P c·A + Σ_V A − Σ_P A) / n, and Σ_V A = 0: no pass over A'.
+        np.divide(total_after - total_before, n, out=shift, where=capped)
+        valid_f *= shift[:, None]
+        new -= valid_f
+        # |P| per group, reusing valid_f's memory (a fresh array costs more than the pass).
+        np.greater(adv_p, 0.0, out=valid_f)
+        total_after -= (valid_f @ ones) * shift
 
     reward_std: FloatArray | None = None
     if normalize_std:

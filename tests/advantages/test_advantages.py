@@ -217,6 +217,51 @@ def test_coefficients_batch_handles_ties_across_rows():
     assert list(got[2]) == [1.0] * 5
 
 
+def test_coefficients_batch_ignores_the_verdict_columns_of_fallback_rows_without_touching_input():
+    # A no-verdict group carries garbage in its tier/rank columns; it must neither raise nor
+    # leak, and the caller's passing mask is not modified.
+    tiers = np.array([[1, 2, 7], [2, 3, 1]])
+    ranks = np.array([[1, -5, 0], [1, 0, 1]])
+    passing = np.ones((2, 3), bool)
+    got = coefficients_batch(tiers, ranks, passing, fallback_mask=[True, False])
+    assert list(got[0]) == [1.0, 1.0, 1.0]
+    assert list(got[1]) == [0.85, 0.2, 1.0]
+    assert passing.all()
+
+
+@pytest.mark.parametrize(
+    ("tiers", "ranks", "match"),
+    [
+        ([[1, 0]], [[1, 1]], "tier of 1, 2 or 3"),
+        ([[4, 1]], [[1, 1]], "tier of 1, 2 or 3"),
+        ([[-1, 3]], [[1, 1]], "tier of 1, 2 or 3"),
+        ([[2, 1]], [[0, 1]], "rank ≥ 1"),
+        ([[1, 3]], [[-2, 0]], "rank ≥ 1"),
+    ],
+)
+def test_coefficients_batch_rejects_a_passer_without_a_usable_tier_or_rank(tiers, ranks, match):
+    with pytest.raises(ValueError, match=match):
+        coefficients_batch(np.array(tiers), np.array(ranks), np.ones((1, 2), bool))
+
+
+def test_coefficients_batch_accepts_any_integer_dtype():
+    tiers = np.array([[1, 2, 2, 3]], dtype=np.int8)
+    ranks = np.array([[1, 2, 1, 0]], dtype=np.uint16)
+    got = coefficients_batch(tiers, ranks, np.ones((1, 4), bool))
+    assert list(got[0]) == [1.0, 0.4, 0.85, 0.2]
+
+
+def test_redistribute_batch_leaves_positive_zeros_on_invalid_slots():
+    # Invalid slots are zeroed after the mean is subtracted; a -0.0 there would print as "-0.0"
+    # in exports.
+    rewards = np.array([[1.0, 0.0, np.nan, 1.0], [1.0, 1.0, 5.0, 0.0]])
+    valid = np.array([[True, True, False, True], [True, True, False, True]])
+    coefs = np.array([[1.0, 1.0, 1.0, 0.2], [1.0, 0.2, 1.0, 1.0]])
+    got = redistribute_batch(rewards, valid, coefs)
+    for array in (got.adv, got.adv_grpo):
+        assert not np.signbit(array[~valid]).any()
+
+
 # --- edge cases -----------------------------------------------------------------------------
 
 
