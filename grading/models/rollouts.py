@@ -96,6 +96,9 @@ class Patch(models.Model):
     touches_tests = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    class Meta:
+        verbose_name_plural = "patches"
+
     def __str__(self) -> str:
         return f"patch {self.sha256[:12]} (+{self.lines_added} −{self.lines_removed})"
 

@@ -29,3 +29,10 @@ def test_admins_read_the_lambda_cap_report_and_a_groups_advantages(staff_client)
     ga = groups[0].advantages.get()
     detail = staff_client.get(f"/admin/grading/groupadvantages/{ga.pk}/change/")
     assert detail.status_code == 200 and "adv_gagar" in detail.content.decode()
+
+
+def test_the_admin_index_names_every_model_in_proper_english(staff_client):
+    # Django's default plural appends "s": "Patchs" would be the admin's first impression.
+    text = staff_client.get("/admin/").content.decode()
+    assert ">Patches<" in text
+    assert "Patchs" not in text
