@@ -28,7 +28,7 @@ from review.content import (
     shared_key,
     test_results,
 )
-from review.diffs import RenderedFile
+from review.diffs import RenderedFile, file_id_for
 from review.models import Assignment, Campaign, Candidate, FixRequest, Label
 from review.models.labels import CRITERIA
 from review.selectors import latest_verdict_run
@@ -57,6 +57,7 @@ class CandidatePanel:
     removed: int = 0
     reveal: dict[str, Any] | None = None
     scores: list[tuple[str, str, int | None]] = field(default_factory=list)
+    viewed: list[str] = field(default_factory=list)  # file ids the reviewer ticked as viewed
     main_html: str = ""  # a marker the view replaces with main_bytes
 
 
@@ -158,6 +159,7 @@ def review_page(*, assignment: Assignment) -> dict[str, Any]:
                 scores=[
                     (k, name, getattr(label, k) if label else None) for k, name in CRITERIA_LABELS
                 ],
+                viewed=[file_id_for(p) for p in c.viewed_paths if p in frag["paths"]],
             )
         )
     reveal = reveal_for(assignment=assignment, candidates=candidates, redactor=redactor)

@@ -149,6 +149,9 @@ class Candidate(models.Model):
     position = models.PositiveSmallIntegerField()
     token = models.CharField(max_length=32, unique=True)
     active_ms = models.PositiveBigIntegerField(default=0)
+    # Paths of the files the reviewer ticked as viewed: a reading aid kept across reloads and
+    # machines, never shown to anyone else.
+    viewed_paths = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["assignment_id", "position"]

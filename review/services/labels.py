@@ -24,7 +24,7 @@ class LockedError(ValidationError):
     pass
 
 
-def _check_open(assignment: Assignment) -> None:
+def check_open(assignment: Assignment) -> None:
     if assignment.status != Assignment.Status.IN_PROGRESS:
         raise LockedError("This review is submitted or expired and can no longer change.")
 
@@ -40,7 +40,7 @@ def label_save(
     with transaction.atomic():
         assignment = Assignment.objects.select_for_update().select_related("campaign")
         locked = assignment.get(pk=candidate.assignment_id)
-        _check_open(locked)
+        check_open(locked)
         label, _ = Label.objects.get_or_create(candidate=candidate, defaults={"updated_at": moment})
         for field, value in values.items():
             setattr(label, field, value)
@@ -69,7 +69,7 @@ def fix_request_create(
     moment = now or timezone.now()
     with transaction.atomic():
         assignment = assignment_clock_advance(assignment_id=candidate.assignment_id, now=moment)
-        _check_open(assignment)
+        check_open(assignment)
         spent = Candidate.objects.values_list("active_ms", flat=True).get(pk=candidate.pk)
         return FixRequest.objects.create(
             candidate=candidate,
@@ -89,7 +89,7 @@ def fix_request_delete(*, fix_request: FixRequest) -> None:
         assignment = Assignment.objects.select_for_update().get(
             pk=fix_request.candidate.assignment_id
         )
-        _check_open(assignment)
+        check_open(assignment)
         fix_request.delete()
 
 
@@ -121,7 +121,7 @@ def review_submit(*, assignment: Assignment, now: datetime | None = None) -> Ass
     moment = now or timezone.now()
     with transaction.atomic():
         locked = assignment_clock_advance(assignment_id=assignment.pk, now=moment)
-        _check_open(locked)
+        check_open(locked)
         problems = assignment_problems(assignment=locked)
         if problems:
             raise ValidationError(problems)

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from review.content import assignment_redactor, rendered_diffs
+from review.diffs import file_id_for
 from review.forms import FixRequestForm, LabelForm
 from review.models import Assignment, Candidate, FixRequest
 from review.selectors import candidate_for_reviewer, latest_verdict_run
@@ -26,6 +27,7 @@ from review.services.labels import (
     review_submit,
 )
 from review.services.timing import review_events_record
+from review.services.viewing import candidate_viewed_set
 from review.views._common import own_assignment, wants_json
 
 MAX_EVENT_BODY = 20_000
@@ -108,6 +110,29 @@ def fix_create(request: HttpRequest, assignment_id: int, token: str) -> HttpResp
             request=request,
         )
         return JsonResponse({"ok": True, "html": html})
+    return _back(assignment, candidate.alias)
+
+
+@login_required
+@require_POST
+def viewed(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
+    """Tick or untick one file as viewed (`file` = its id on the page, `viewed` = 1 or 0)."""
+    assignment = own_assignment(request, assignment_id)
+    candidate = candidate_for_reviewer(assignment=assignment, token=token)
+    by_id = {file_id_for(p): p for p in _candidate_paths(assignment, candidate)}
+    path = by_id.get(request.POST.get("file", ""))
+    if path is None:
+        return _errors(
+            request, assignment, ["That file is not in this candidate's diff."], candidate.alias
+        )
+    try:
+        paths = candidate_viewed_set(
+            candidate=candidate, path=path, viewed=request.POST.get("viewed") == "1"
+        )
+    except ValidationError as exc:
+        return _errors(request, assignment, exc.messages, candidate.alias)
+    if wants_json(request):
+        return JsonResponse({"ok": True, "viewed": sorted(file_id_for(p) for p in paths)})
     return _back(assignment, candidate.alias)
 
 

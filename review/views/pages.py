@@ -69,6 +69,8 @@ def page(request: HttpRequest, assignment_id: int) -> HttpResponse:
         "heartbeatMs": getattr(settings, "GAGAR_REVIEW_HEARTBEAT_MS", 10_000),
         "idleMs": getattr(settings, "GAGAR_REVIEW_IDLE_SECONDS", 60) * 1000,
         "locked": assignment.status != Assignment.Status.IN_PROGRESS,
+        # Per reviewer, so kept out of the cached file list and applied by the page script.
+        "viewed": {panel.token: panel.viewed for panel in context["panels"]},
     }
     response = render(request, "review/page.html", context)
     head, *rest = response.content.split(marker.encode())

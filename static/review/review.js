@@ -158,42 +158,50 @@
     return cell.closest("tr");
   }
 
-  // ---- viewed files (kept in this browser only) ---------------------------------------------
-  function viewedKey(panel) {
-    return "gagar-viewed:" + panel.dataset.token;
-  }
-  function loadViewed(panel) {
-    let ids = [];
-    try {
-      ids = JSON.parse(localStorage.getItem(viewedKey(panel)) || "[]");
-    } catch (e) {
-      ids = [];
-    }
+  // ---- viewed files (kept on the server: they follow the reviewer across reloads) -----------
+  function showViewed(panel, ids) {
     for (const li of panel.querySelectorAll(".rv-files li[data-file-id]")) {
-      const on = ids.includes(li.dataset.fileId);
-      li.querySelector(".rv-viewed").checked = on;
-      li.classList.toggle("is-viewed", on);
+      const box = li.querySelector(".rv-viewed");
+      box.checked = ids.includes(li.dataset.fileId);
+      box.disabled = config.locked;
+      li.classList.toggle("is-viewed", box.checked);
     }
   }
-  function saveViewed(panel) {
-    const ids = Array.from(panel.querySelectorAll(".rv-files li[data-file-id]"))
-      .filter((li) => li.querySelector(".rv-viewed").checked)
-      .map((li) => li.dataset.fileId);
-    for (const li of panel.querySelectorAll(".rv-files li[data-file-id]")) {
-      li.classList.toggle("is-viewed", ids.includes(li.dataset.fileId));
-    }
-    try {
-      localStorage.setItem(viewedKey(panel), JSON.stringify(ids));
-    } catch (e) {
-      /* storage full or disabled: the checkbox still works for this page */
-    }
+  // One request at a time per panel; the server's answer is shown once no newer click waits.
+  const viewedQueue = new WeakMap();
+  function saveViewed(panel, box) {
+    const li = box.closest("li[data-file-id]");
+    li.classList.toggle("is-viewed", box.checked);
+    const body = new FormData();
+    body.append("file", li.dataset.fileId);
+    body.append("viewed", box.checked ? "1" : "0");
+    const entry = viewedQueue.get(panel) || { chain: Promise.resolve(), waiting: 0 };
+    entry.waiting += 1;
+    entry.chain = entry.chain.then(async () => {
+      const data = await sendForm(panel.dataset.viewedUrl, body).catch(() => ({
+        ok: false,
+        problems: ["Network error: the viewed mark was not saved."],
+      }));
+      entry.waiting -= 1;
+      if (!data.ok) {
+        box.checked = !box.checked;
+        li.classList.toggle("is-viewed", box.checked);
+        showProblems(data.problems);
+      } else if (!entry.waiting) {
+        showViewed(panel, data.viewed);
+      }
+    });
+    viewedQueue.set(panel, entry);
   }
 
   // ---- server calls --------------------------------------------------------------------------
-  async function post(form) {
-    const response = await fetch(form.action, {
+  function post(form) {
+    return sendForm(form.action, new FormData(form));
+  }
+  async function sendForm(url, body) {
+    const response = await fetch(url, {
       method: "POST",
-      body: new FormData(form),
+      body: body,
       credentials: "same-origin",
       headers: { Accept: "application/json", "X-CSRFToken": csrf },
     });
@@ -370,7 +378,7 @@
   });
   root.addEventListener("change", (ev) => {
     const el = ev.target;
-    if (el.classList.contains("rv-viewed")) return saveViewed(el.closest(".rv-panel"));
+    if (el.classList.contains("rv-viewed")) return saveViewed(el.closest(".rv-panel"), el);
     const form = el.closest("form.rv-label");
     if (form && el.name === "tier") fillRank(form, el.value);
     if (form && el.type !== "textarea" && el.type !== "number") save(form);
@@ -462,9 +470,9 @@
       if (!currentFile) return;
       const li = current.querySelector('.rv-files li[data-file-id="' + currentFile.dataset.fileId + '"]');
       const box = li && li.querySelector(".rv-viewed");
-      if (box) {
+      if (box && !box.disabled) {
         box.checked = !box.checked;
-        saveViewed(current);
+        saveViewed(current, box);
       }
     },
     t: () => {
@@ -522,7 +530,7 @@
   });
 
   for (const panel of panels) {
-    loadViewed(panel);
+    showViewed(panel, config.viewed[panel.dataset.token] || []);
     markFixes(panel);
   }
   const fromHash = panels.find((p) => "#" + p.id === window.location.hash);

@@ -95,9 +95,13 @@ def test_two_reviewers_complete_a_blind_review(browser, server_url, artifacts, s
             current = page.locator(".rv-panel.is-current").get_attribute("data-alias")
             assert current == chr(ord("A") + i)
             assert page.locator(".rv-tab .rv-tab-tier").first.inner_text().startswith("T")
+            # The file ticked as viewed on candidate A is still ticked: marks live on the server.
+            assert page.locator("#cand-A .rv-viewed:checked").count() == 1
         page.keyboard.press("j")
         if i == 0:
             page.wait_for_timeout(1500)  # reading time before the first issue is found
+            with page.expect_response(lambda r: r.url.endswith("/viewed") and r.ok):
+                page.keyboard.press("v")
         page.keyboard.press("c")
         page.keyboard.type(f"Issue found on candidate {i}")
         page.keyboard.press("Tab")  # severity

@@ -13,6 +13,7 @@ from review.models.labels import CRITERIA
 from review.services.campaigns import campaign_create
 from review.services.labels import fix_request_create, label_save
 from review.services.queue import assignment_next
+from review.services.viewing import candidate_viewed_set
 from tests.review.blind import (
     GRADER_SECRET,
     forbidden_strings,
@@ -63,6 +64,7 @@ def test_someone_elses_assignment_is_not_found(client, assignment, other_reviewe
         ("review:file", [assignment.pk, token], "get"),
         ("review:label", [assignment.pk, token], "post"),
         ("review:fix", [assignment.pk, token], "post"),
+        ("review:viewed", [assignment.pk, token], "post"),
         ("review:events", [assignment.pk], "post"),
         ("review:submit", [assignment.pk], "post"),
     ]:
@@ -237,6 +239,8 @@ def test_blindness_walk_over_every_response(client, db, reviewer, other_reviewer
     theirs = assignment_next(campaign=campaign, reviewer=other_reviewer)
     for c in theirs.candidates.all():
         label_save(candidate=c, values={"tier": "t3", "notes": "OTHER-REVIEWER-NOTE"})
+        first_path = c.attempt.patch.files.first().target_path
+        candidate_viewed_set(candidate=c, path=first_path, viewed=True)
         fix_request_create(
             candidate=c,
             path="humanize_lite/sizes.py",
@@ -292,6 +296,11 @@ def test_blindness_walk_over_every_response(client, db, reviewer, other_reviewer
             "severity": "minor",
         }
         record(client.post(reverse("review:fix", args=base), fix, **JSON), "fix")
+        listed = client.get(page_url).content.decode().split(f'data-token="{c.token}" data-alias')
+        first_file = listed[1].split('<li data-file-id="')[1].split('"')[0]
+        viewed = {"file": first_file, "viewed": "1"}
+        ticked = record(client.post(reverse("review:viewed", args=base), viewed, **JSON), "viewed")
+        assert ticked.json()["ok"], ticked.json()
         record(client.get(page_url), "page again")
     record(client.post(reverse("review:submit", args=[mine.pk]), **JSON), "submit")
     record(client.get(page_url), "page after")
