@@ -30,6 +30,7 @@ from grading.domain.records import (
     TrajectoryRecord,
     canonical_hash,
     find_nul,
+    patch_names_problem,
 )
 from grading.domain.sidecar import file_sha256, stream_file_events
 from grading.domain.trajectories import TrajectoryFormatError, events_from_object
@@ -38,8 +39,6 @@ SCHEMA_PATH = (
     Path(__file__).resolve().parents[2] / "docs" / "formats" / "gagar.group.v1.schema.json"
 )
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-# PatchFile.source_path / target_path are 1,024-character columns.
-MAX_PATH_CHARS = 1024
 
 
 @cache
@@ -218,15 +217,9 @@ class BundleReader:
             stats = parse_patch(data)
         except PatchParseError as exc:
             raise self._fail(line, field, f"not a unified diff unidiff can read: {exc}") from exc
-        # File names are stored in text columns (the content itself is stored as bytes).
-        for f in stats.files:
-            for name in (f.source_path, f.target_path):
-                if "\x00" in name:
-                    raise self._fail(line, field, f"file name {name!r} contains a NUL character")
-                if len(name) > MAX_PATH_CHARS:
-                    raise self._fail(
-                        line, field, f"file name longer than {MAX_PATH_CHARS} characters"
-                    )
+        problem = patch_names_problem(stats)
+        if problem:
+            raise self._fail(line, field, problem)
         return PatchRecord(content=data, stats=stats)
 
     def _b64(self, value: str, line: int | None, field: str) -> bytes:

@@ -14,6 +14,9 @@ from typing import Any
 
 from grading.domain.patches import PatchStats
 
+# PatchFile.source_path / target_path are 1,024-character columns.
+MAX_PATH_CHARS = 1024
+
 
 @dataclass(frozen=True)
 class ImportProblem:
@@ -163,4 +166,16 @@ def find_nul(value: object, path: str) -> str | None:
             found = find_nul(item, f"{path}[{index}]")
             if found:
                 return found
+    return None
+
+
+def patch_names_problem(stats: PatchStats) -> str | None:
+    """Why a patch's file names cannot be stored: unlike its content (bytes), they go to
+    bounded text columns, which cannot hold a NUL on PostgreSQL."""
+    for f in stats.files:
+        for name in (f.source_path, f.target_path):
+            if "\x00" in name:
+                return f"file name {name!r} contains a NUL character"
+            if len(name) > MAX_PATH_CHARS:
+                return f"file name longer than {MAX_PATH_CHARS} characters"
     return None

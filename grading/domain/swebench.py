@@ -8,6 +8,7 @@ a folder of trajectories named after the instance.
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,12 +25,24 @@ from grading.domain.records import (
     TaskRecord,
     TrajectoryRecord,
     find_nul,
+    patch_names_problem,
 )
 from grading.domain.sidecar import file_sha256, stream_file_events
 from grading.domain.trajectories import TrajectoryFormatError, detect_format
 
 _TASK_REQUIRED = ("instance_id", "repo", "problem_statement")
 _TASK_META = ("version", "environment_setup_commit", "hints_text", "created_at")
+# The bounded columns these land in (Task.external_id, repo, …): refused when longer, here and
+# the same on every database, rather than truncated or failing at write time.
+_TASK_MAX_CHARS = {
+    "instance_id": 255,
+    "repo": 255,
+    "repo_url": 1024,
+    "base_commit": 64,
+    "test_cmd": 1024,
+}
+# Attempt.external_id and agent_* (label, model, family).
+_MAX_NAME_CHARS = 255
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,22 @@ def _fail(
             )
         )
     return ImportProblemError(ImportProblem(row_or_source, line, field, message))
+
+
+def _quote(value: str) -> str:
+    """A value quoted in a message, cut short: a message must not repeat a megabyte back."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:60] + "…"
+
+
+def _text_problem(value: object, limit: int) -> str | None:
+    if not isinstance(value, str):
+        return None
+    if "\x00" in value:
+        return "NUL characters are not allowed here"
+    if len(value) > limit:
+        return f"longer than {limit} characters"
+    return None
 
 
 def read_records(path: Path) -> Iterator[_Row]:
@@ -93,6 +122,10 @@ def _test_list(row: _Row, key: str) -> list[str]:
             raise _fail(row, f".{key}", "neither a list nor a JSON-encoded list") from exc
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _fail(row, f".{key}", "must be a list of test ids")
+    # The JSON-encoded shape hides a NUL as an escape until it is decoded here.
+    nul = find_nul(value, f".{key}")
+    if nul:
+        raise _fail(row, nul, "NUL characters are not allowed here")
     return value
 
 
@@ -104,9 +137,13 @@ def _patch(row: _Row, key: str) -> PatchRecord | None:
         raise _fail(row, f".{key}", "must be a string")
     data = text.encode("utf-8", "surrogatepass")
     try:
-        return PatchRecord(data, parse_patch(data))
+        stats = parse_patch(data)
     except PatchParseError as exc:
         raise _fail(row, f".{key}", f"not a unified diff unidiff can read: {exc}") from exc
+    problem = patch_names_problem(stats)
+    if problem:
+        raise _fail(row, f".{key}", problem)
+    return PatchRecord(data, stats)
 
 
 def read_tasks(path: Path) -> dict[str, TaskRecord]:
@@ -120,6 +157,10 @@ def read_tasks(path: Path) -> dict[str, TaskRecord]:
         nul = find_nul(row.value, "")
         if nul and not nul.startswith((".patch", ".test_patch")):
             raise _fail(row, nul, "NUL characters are not allowed here")
+        for key, limit in _TASK_MAX_CHARS.items():
+            problem = _text_problem(row.value.get(key), limit)
+            if problem:
+                raise _fail(row, f".{key}", problem)
         instance_id = row.value["instance_id"]
         if instance_id in tasks:
             raise _fail(row, ".instance_id", f"duplicate task {instance_id!r}")
@@ -165,9 +206,7 @@ def read_report(path: Path) -> _Report:
                 for instance_id, result in row.value.items():
                     if not isinstance(result, dict) or not isinstance(result.get("resolved"), bool):
                         raise _fail(row, f".{instance_id}.resolved", "must be true or false")
-                    evaluations[instance_id] = _Evaluation(
-                        result["resolved"], bool(result.get("infra_failure", False)), result
-                    )
+                    evaluations[instance_id] = _evaluation(row, instance_id, result)
         return _Report(evaluations, None)
     rows = list(read_records(path))
     if len(rows) != 1 or not isinstance(rows[0].value, dict):
@@ -192,21 +231,49 @@ def read_report(path: Path) -> _Report:
             raise _fail(
                 row, f".{instance_id}", "expected a `resolved` list or per-instance results"
             )
-        evaluations[instance_id] = _Evaluation(
-            result["resolved"], bool(result.get("infra_failure", False)), result
-        )
+        evaluations[instance_id] = _evaluation(row, instance_id, result)
     return _Report(evaluations, None)
 
 
-def _trajectory_for(folder: Path | None, instance_id: str, source: str) -> TrajectoryRecord | None:
+def _evaluation(row: _Row, instance_id: str, result: dict[str, Any]) -> _Evaluation:
+    # The result is stored whole as the attempt's test report: a jsonb column on PostgreSQL.
+    nul = find_nul(result, f".{instance_id}")
+    if nul:
+        raise _fail(row, nul, "NUL characters are not allowed here")
+    return _Evaluation(result["resolved"], bool(result.get("infra_failure", False)), result)
+
+
+def _is_file(path: Path) -> bool:
+    # A 255-character id is a valid instance id but, with ".traj" added, longer than a file
+    # name can be: no such file can exist, so there is none to find (not a crash).
+    try:
+        return path.is_file()
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        raise
+
+
+def _trajectory_for(folder: Path | None, instance_id: str, row: _Row) -> TrajectoryRecord | None:
     if folder is None:
         return None
+    # The id becomes part of a path: `..` or an absolute id (which replaces the folder) would
+    # read files outside it, and `a/.` or `a//b` would alias another instance's folder.
+    relative = Path(instance_id)
+    if relative.is_absolute() or ".." in relative.parts or str(relative) != instance_id:
+        raise _fail(
+            row,
+            ".instance_id",
+            f"{_quote(instance_id)} cannot name a trajectory inside {folder}: "
+            "it is not a plain relative path",
+        )
+    source = row.source
     candidates = [
         folder / f"{instance_id}.traj",
         folder / f"{instance_id}.json",
         *sorted((folder / instance_id).glob("*.json")),
     ]
-    path = next((p for p in candidates if p.is_file()), None)
+    path = next((p for p in candidates if _is_file(p)), None)
     if path is None:
         return None
     try:
@@ -260,6 +327,10 @@ def _system_attempts(
     per_instance: dict[str, list[AttemptRecord]],
     labels_seen: set[str],
 ) -> Iterator[ImportProblem]:
+    if system.label is not None:
+        problem = _text_problem(system.label, _MAX_NAME_CHARS)
+        if problem:
+            raise _fail(str(system.predictions), "--label", problem)
     report = read_report(system.report) if system.report else None
     seen_here: set[str] = set()
     for row in read_records(system.predictions):
@@ -288,8 +359,16 @@ def _prediction(
         raise _fail(row, ".instance_id", "required string is missing")
     if not isinstance(model, str) or not model:
         raise _fail(row, ".model_name_or_path", "required string is missing")
+    # The patch is stored as bytes; the other fields go to text columns.
+    nul = find_nul({k: v for k, v in value.items() if k != "model_patch"}, "")
+    if nul:
+        raise _fail(row, nul, "NUL characters are not allowed here")
+    for key in ("model_name_or_path", "agent_family"):
+        problem = _text_problem(value.get(key), _MAX_NAME_CHARS)
+        if problem:
+            raise _fail(row, f".{key}", problem)
     if instance_id not in tasks:
-        raise _fail(row, ".instance_id", f"no task record for {instance_id!r}")
+        raise _fail(row, ".instance_id", f"no task record for {_quote(instance_id)}")
     label = system.label or model
     if label in labels_seen:
         raise _fail(
@@ -315,7 +394,7 @@ def _prediction(
             test_report=evaluation.report if evaluation else {},
             test_output=b"",
             patch=_patch(row, "model_patch"),
-            trajectory=_trajectory_for(system.trajectories, instance_id, row.source),
+            trajectory=_trajectory_for(system.trajectories, instance_id, row),
             num_turns=None,
             tokens_in=None,
             tokens_out=None,
