@@ -29,7 +29,7 @@ from review.models.labels import CRITERIA
 from review.stats import (
     BootstrapCI,
     confusion_matrix,
-    criterion_kappas,
+    criterion_kappas_with_ci,
     headline_with_ci,
     krippendorff_alpha_ordinal,
     weighted_kappa,
@@ -113,6 +113,37 @@ def _pair_stats(
     # With one "human" row, alpha "with grader" is exactly alpha between the two series.
     stats["alpha"] = ci_json(cis["alpha_with_grader"])
     return {"n_candidates": int(idx.size), "n_groups": lay.n_groups, "stats": stats}
+
+
+def _criteria(frame: Frame, view: GraderView, n_resamples: int) -> list[dict[str, Any]]:
+    """κ per rubric criterion, grader (view) vs each reviewer's label, CIs resampling tasks."""
+    grader = view.scores[frame.lab_pos]
+    both = ~np.isnan(grader) & ~np.isnan(frame.lab_scores)
+    # Resample only the tasks of labels that enter some criterion's κ: a task without a scored
+    # pair (e.g. not graded by this configuration) would add empty draws, not information.
+    rows = np.flatnonzero(both.any(axis=1))
+    _, lab_task = np.unique(frame.task[frame.lab_pos[rows]], return_inverse=True)
+    cis = criterion_kappas_with_ci(
+        grader_scores=grader[rows],
+        human_scores=frame.lab_scores[rows],
+        item_task=lab_task.astype(np.int64),
+        criteria=CRITERIA,
+        n_resamples=n_resamples,
+        confidence=CONFIDENCE,
+        seed=SEED,
+    )
+    return [
+        {
+            "criterion": c,
+            "kappa": num(cis[c].estimate),
+            "low": num(cis[c].low),
+            "high": num(cis[c].high),
+            "se": num(cis[c].standard_error),
+            "n": int(both[:, j].sum()),
+            "n_tasks": cis[c].n_clusters,
+        }
+        for j, c in enumerate(CRITERIA)
+    ]
 
 
 def _reasons(sl: _Slice, view: GraderView) -> dict[str, str]:
@@ -202,8 +233,6 @@ def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int
                 label_b = f"{frame.configs[b[0]]} #{b[1]}"
                 stability.append({"a": label_a, "b": label_b, **pair})
 
-    criteria = criterion_kappas(sel_view.scores[frame.lab_pos], frame.lab_scores, CRITERIA)
-    both = ~np.isnan(sel_view.scores[frame.lab_pos]) & ~np.isnan(frame.lab_scores)
     lam_rows, lam_params = lambda_cap_rows(frame, selected)
     return {
         "schema": SCHEMA,
@@ -231,10 +260,7 @@ def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int
             "labels": [1, 2, 3],
             "matrix": confusion_matrix(sel_view.tier, sl.cons.tier).tolist(),
         },
-        "criteria": [
-            {"criterion": c, "kappa": num(criteria[c]), "n": int(both[:, j].sum())}
-            for j, c in enumerate(CRITERIA)
-        ],
+        "criteria": _criteria(frame, sel_view, n_resamples),
         "stability": stability,
         "calibration": calibration_section(frame, views, sl.cons.tier, selected),
         "cost": cost_rows(frame),

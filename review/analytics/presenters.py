@@ -77,6 +77,15 @@ def _stability(p: dict[str, Any]) -> Table:
     return ["series_a", "series_b", "n_candidates", "n_groups", *_ci_header(STABILITY_STATS)], rows
 
 
+# Named, not taken from the first row, so a snapshot computed before the κ intervals existed
+# still downloads with the same header (empty bounds) until it is recomputed.
+CRITERIA_COLUMNS = ("criterion", "kappa", "low", "high", "se", "n", "n_tasks")
+
+
+def _criteria(p: dict[str, Any]) -> Table:
+    return list(CRITERIA_COLUMNS), [[r.get(c) for c in CRITERIA_COLUMNS] for r in p["criteria"]]
+
+
 def _dict_rows(items: list[dict[str, Any]]) -> Table:
     if not items:
         return [], []
@@ -90,7 +99,7 @@ CSV_TABLES: dict[str, Callable[[dict[str, Any]], Table]] = {
     "by_step": _by_step,
     "confusion": _confusion,
     "stability": _stability,
-    "criteria": lambda p: _dict_rows(p["criteria"]),
+    "criteria": _criteria,
     "calibration": lambda p: _dict_rows(p["calibration"]["per_config"]),
     "calibration_curve": lambda p: _dict_rows(p["calibration"]["curve"]),
     "calibration_bins": lambda p: _dict_rows(p["calibration"]["empirical"]),

@@ -17,7 +17,7 @@ from review.stats.bootstrap import BootstrapCI, cluster_bootstrap_ci, cluster_bo
 from review.stats.calibration import Calibration, calibrate_tiers
 from review.stats.consensus import DawidSkene, dawid_skene_one_coin, median_tier
 from review.stats.cost import ReviewCostRecord, TierCost, cost_by_tier
-from review.stats.headline import headline_with_ci
+from review.stats.headline import criterion_kappas_with_ci, headline_with_ci
 from review.stats.ranking import (
     RankingAgreement,
     kendall_tau_b_per_group,
@@ -58,6 +58,7 @@ __all__ = [
     "confusion_matrix",
     "cost_by_tier",
     "criterion_kappas",
+    "criterion_kappas_with_ci",
     "dawid_skene_one_coin",
     "headline_with_ci",
     "kendall_tau_b_per_group",

@@ -2,9 +2,11 @@
 
 κ and raw agreement (grader tier vs human consensus tier), ordinal alpha among humans (and with the
 grader as one extra rater), pooled pairwise concordance, mean τ-b and top-1 agreement with its
-chance level. All are computed from per-task sums, so 2,000 resamples cost a few matrix products.
+chance level; and, separately, κ per rubric criterion (grader vs each reviewer). All are computed
+from per-task sums, so 2,000 resamples cost a few matrix products.
 """
 
+from collections.abc import Sequence
 from functools import partial
 
 import numpy as np
@@ -13,6 +15,7 @@ import numpy.typing as npt
 from review.stats import ranking
 from review.stats._types import FloatArray, Weights, as_float
 from review.stats.agreement import (
+    RUBRIC,
     TIERS,
     alpha_from_coincidences,
     cluster_coincidences,
@@ -83,6 +86,43 @@ def headline_with_ci(
         "tau_b": (ranking.tau_from_sums, rank_stats),
         "top1": (ranking.top1_from_sums, rank_stats),
         "top1_chance": (ranking.top1_chance_from_sums, rank_stats),
+    }
+    return cluster_bootstrap_many(
+        specs, n_resamples=n_resamples, confidence=confidence, seed=seed, method=method
+    )
+
+
+def criterion_kappas_with_ci(
+    *,
+    grader_scores: npt.ArrayLike,
+    human_scores: npt.ArrayLike,
+    item_task: npt.ArrayLike,
+    criteria: Sequence[str],
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: Seed = None,
+    method: Method = "percentile",
+    weights: Weights = "quadratic",
+) -> dict[str, BootstrapCI]:
+    """κ per rubric criterion (scores 1-5) with CIs from one shared task bootstrap.
+
+    ``grader_scores``/``human_scores`` have shape ``(items, criteria)`` with NaN for a missing
+    score; an item is one (reviewer, candidate) label next to the grader's scores of that
+    candidate, and ``item_task`` is its 0-based task index. Per criterion, items missing either
+    score are dropped (as ``criterion_kappas`` drops them), so a task whose items lack one
+    criterion is still drawn but adds nothing to that criterion's confusion matrix. The estimates
+    equal ``criterion_kappas``; a criterion with no scored pair or a degenerate κ (both sides on
+    one shared score) gets ``estimate=None`` and no interval.
+    """
+    grader, human = as_float(grader_scores), as_float(human_scores)
+    task = np.asarray(item_task, dtype=np.int64)
+    n_tasks = int(task.max(initial=-1) + 1)
+    kappa = partial(kappa_from_confusions, weights=weights)
+    # All criteria share the resamples, so their intervals are jointly consistent (as in the
+    # headline set) and the tasks are drawn once.
+    specs: dict[str, tuple[Statistic, npt.ArrayLike]] = {
+        name: (kappa, cluster_confusions(grader[:, j], human[:, j], task, n_tasks, RUBRIC))
+        for j, name in enumerate(criteria)
     }
     return cluster_bootstrap_many(
         specs, n_resamples=n_resamples, confidence=confidence, seed=seed, method=method

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 from django.urls import reverse
@@ -12,7 +13,7 @@ from review.analytics.presenters import CSV_TABLES
 from review.models import StatsSnapshot
 from tests.analytics.conftest import run_worker
 from tests.analytics.factories import grade_group, make_study, review_group
-from tests.analytics.test_payload import build
+from tests.analytics.test_payload import build, build_rubric, score_everyone_the_same
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -106,6 +107,33 @@ def test_it_serves_every_chart_as_csv(staff_client, enqueued):
     assert float(kappa["estimate"]) == pytest.approx(payload["headline"]["kappa"]["estimate"])
 
 
+def test_the_criteria_table_and_csv_show_kappa_with_its_interval(staff_client, enqueued):
+    build_rubric()
+    # One criterion everyone scores 3: κ undefined, so no interval either.
+    score_everyone_the_same("approach_suitability", 3)
+    staff_client.get(URL)
+    run_worker()
+    criteria = StatsSnapshot.objects.get().payload["criteria"]
+    response = staff_client.get(reverse("dashboards:csv", args=["criteria"]))
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert list(rows[0]) == ["criterion", "kappa", "low", "high", "se", "n", "n_tasks"]
+    assert [r["criterion"] for r in rows] == [c["criterion"] for c in criteria]
+    for row, expected in zip(rows, criteria, strict=True):
+        for key in ("kappa", "low", "high", "se"):
+            if expected[key] is None:
+                assert row[key] == ""
+            else:
+                assert float(row[key]) == pytest.approx(expected[key])
+    assert rows[0]["kappa"] == rows[0]["low"] == rows[0]["high"] == ""
+
+    body = staff_client.get(URL).content.decode()
+    defined = criteria[1]
+    assert defined["low"] < defined["kappa"] < defined["high"]
+    shown = f"{defined['kappa']:.3f} <small>[{defined['low']:.2f}, {defined['high']:.2f}]</small>"
+    assert shown in body
+    assert re.search(r"<td>approach_suitability</td>\s*<td>—</td>", body)
+
+
 def test_csv_answers_503_while_computing(staff_client, enqueued):
     build()
     response = staff_client.get(reverse("dashboards:csv", args=["confusion"]))
@@ -132,3 +160,10 @@ def test_the_cached_page_runs_a_constant_number_of_queries(
     run_worker()
     with django_assert_num_queries(13):
         staff_client.get(URL)
+
+
+def test_the_criteria_csv_keeps_its_header_for_a_snapshot_from_before_the_intervals():
+    stale = {"criteria": [{"criterion": "approach_suitability", "kappa": 0.5, "n": 12}]}
+    columns, rows = CSV_TABLES["criteria"](stale)
+    assert columns == ["criterion", "kappa", "low", "high", "se", "n", "n_tasks"]
+    assert rows == [["approach_suitability", 0.5, None, None, None, 12, None]]

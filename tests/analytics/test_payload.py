@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import warnings
+
 import krippendorff
 import numpy as np
 import pytest
-from scipy.stats import kendalltau
+from scipy.stats import bootstrap, kendalltau
 from sklearn.metrics import cohen_kappa_score
 
-from review.analytics.agreement import agreement_payload
+from grading.models import CandidateGrade
+from review.analytics.agreement import SEED, agreement_payload
 from review.analytics.filters import Filters
 from review.analytics.frame import load_frame
+from review.models import Label
+from review.models.labels import CRITERIA
 from tests.analytics.factories import grade_group, make_study, review_group
 
 pytestmark = pytest.mark.django_db
@@ -90,3 +95,101 @@ def _avg_rank(keys):
     from scipy.stats import rankdata
 
     return list(rankdata(keys, method="average"))
+
+
+def build_rubric(n_groups: int = 6, passers: int = 3, seed: int = 0):
+    """Grader rubric scores per candidate and criterion; each reviewer one score per candidate.
+
+    Returns ``grader[group][candidate][criterion]`` and ``human[reviewer][group][candidate]``.
+    """
+    rng = np.random.default_rng(seed)
+    study = make_study(n_groups, passers)
+    grader = rng.integers(1, 6, (n_groups, passers, len(CRITERIA)))
+    human = np.clip(grader.mean(axis=2).round() + rng.integers(-1, 2, (2, n_groups, passers)), 1, 5)
+    for k, (group, atts) in enumerate(zip(study.groups, study.attempts, strict=True)):
+        rubric = [
+            {c: {"score": int(grader[k, i, j])} for j, c in enumerate(CRITERIA)}
+            for i in range(passers)
+        ]
+        grade_group(group, atts, [2] * passers, rubric=rubric)
+        for r, reviewer in enumerate(study.reviewers):
+            scores = [int(v) for v in human[r, k]]
+            review_group(study.campaign, group, atts, reviewer, ["t2"] * passers, rubric=scores)
+    return grader, human
+
+
+def score_everyone_the_same(criterion: str, score: int) -> None:
+    Label.objects.update(**{criterion: score})
+    grades = list(CandidateGrade.objects.all())
+    for grade in grades:
+        grade.scores = {**grade.scores, criterion: {"score": score}}
+    CandidateGrade.objects.bulk_update(grades, ["scores"])
+
+
+def rubric_kappa(g, h):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # UndefinedMetricWarning on degenerate resamples
+        return cohen_kappa_score(g, h, weights="quadratic", labels=[1, 2, 3, 4, 5])
+
+
+def test_criterion_kappas_carry_task_bootstrap_cis_matching_scipy():
+    grader, human = build_rubric()
+    rows = payload()["criteria"]
+    n_groups = grader.shape[0]
+
+    def reference(j):
+        # Items are (reviewer, candidate) labels; the resampling unit is the group's task.
+        def statistic(tasks):
+            g = np.concatenate([grader[t, :, j] for t in tasks for _ in range(2)])
+            h = np.concatenate([human[r, t] for t in tasks for r in range(2)])
+            return rubric_kappa(g, h)
+
+        return statistic
+
+    assert [r["criterion"] for r in rows] == list(CRITERIA)
+    for j, row in enumerate(rows):
+        g = np.concatenate([grader[:, :, j].ravel()] * 2)
+        h = np.concatenate([human[0].ravel(), human[1].ravel()])
+        expected = bootstrap(
+            (np.arange(n_groups),),
+            reference(j),
+            vectorized=False,
+            n_resamples=200,
+            method="percentile",
+            rng=np.random.default_rng(SEED),
+        )
+        assert row["kappa"] == pytest.approx(rubric_kappa(g, h))
+        assert row["low"] == pytest.approx(expected.confidence_interval.low, rel=1e-9)
+        assert row["high"] == pytest.approx(expected.confidence_interval.high, rel=1e-9)
+        assert row["se"] == pytest.approx(expected.standard_error, rel=1e-9)
+        assert row["n"] == g.size
+        assert row["n_tasks"] == n_groups
+
+
+def test_a_criterion_scored_the_same_by_everyone_has_no_kappa_and_no_interval():
+    build_rubric()
+    score_everyone_the_same("approach_suitability", 3)
+    rows = {r["criterion"]: r for r in payload()["criteria"]}
+    flat = rows["approach_suitability"]
+    assert (flat["kappa"], flat["low"], flat["high"], flat["se"]) == (None, None, None, None)
+    assert flat["n"] == 36 and flat["n_tasks"] == 6
+    assert rows["implementation_precision"]["low"] is not None
+
+
+def test_criteria_without_scored_pairs_have_no_interval():
+    build_rubric()
+    grades = list(CandidateGrade.objects.all())
+    for grade in grades:
+        grade.scores = {}  # e.g. an older verdict without rubric scores
+    CandidateGrade.objects.bulk_update(grades, ["scores"])
+    for row in payload()["criteria"]:
+        assert row["kappa"] is None and row["low"] is None and row["high"] is None
+        assert row["n"] == 0 and row["n_tasks"] == 0
+
+
+def test_criterion_kappa_on_a_single_task_has_a_collapsed_interval():
+    build_rubric(n_groups=1)
+    for row in payload()["criteria"]:
+        assert row["n_tasks"] == 1
+        if row["kappa"] is not None:
+            assert row["low"] == row["kappa"] == row["high"]
