@@ -45,6 +45,22 @@ class FixRequestAdmin(admin.ModelAdmin[FixRequest]):
 
 @admin.register(Disagreement)
 class DisagreementAdmin(admin.ModelAdmin[Disagreement]):
-    list_display = ("candidate", "grader_run", "status", "created_at")
-    list_filter = ("status",)
+    list_display = (
+        "candidate",
+        "grader_run",
+        "status",
+        "resolution",
+        "adjudicated_tier",
+        "created_at",
+    )
+    list_filter = ("status", "resolution")
     raw_id_fields = ("candidate", "grader_run")
+    # Outcomes are recorded on the adjudication page, which keeps them consistent.
+    readonly_fields = (
+        "status",
+        "resolution",
+        "adjudicated_tier",
+        "resolution_note",
+        "resolved_by",
+        "resolved_at",
+    )

@@ -8,7 +8,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from grading.models import Run, Task
-from review.models import Campaign, FixRequest, Label
+from review.models import Campaign, Disagreement, FixRequest, Label
 from review.models.labels import CRITERIA
 
 SCORE_CHOICES = [("", "—")] + [(str(i), str(i)) for i in range(1, 6)]
@@ -90,3 +90,15 @@ class CampaignForm(forms.Form):
             "has_verdict": d.get("has_verdict"),
         }
         return {k: v for k, v in out.items() if v is not None}
+
+
+class AdjudicationForm(forms.Form):
+    resolution = forms.ChoiceField(
+        choices=Disagreement.Resolution.choices, widget=forms.RadioSelect
+    )
+    adjudicated_tier = forms.ChoiceField(
+        choices=[("", "— no tier —"), *Label.Tier.choices], required=False
+    )
+    note = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=5000
+    )

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
-from grading.models import GraderRun, Patch, Task
+from grading.models import CandidateGrade, GraderRun, Patch, Task
 from review.blinding import Redactor
 from review.content import (
     CACHE_SECONDS,
@@ -200,20 +200,26 @@ def reveal_for(
             out[c.token] = {"graded": False}
             continue
         human = TIERS.get(label.tier) if label else None
-        out[c.token] = {
-            "graded": True,
-            "tier": grade.tier,
-            "rank": grade.rank_in_tier,
-            "weighted_score": grade.weighted_score,
-            "scores": _scores(grade.scores, redactor),
-            "severe_issues": [
-                _issue(i, run, alias_of, redactor) for i in (grade.severe_issues or [])
-            ],
-            "summary": redactor(grade.summary),
-            "exploit_suspected": grade.exploit_suspected,
-            "disagrees": human != grade.tier,
+        out[c.token] = grade_summary(grade, run, alias_of, redactor) | {
+            "disagrees": human != grade.tier
         }
     return out
+
+
+def grade_summary(
+    grade: CandidateGrade, run: GraderRun, alias_of: dict[int, str], redactor: Redactor
+) -> dict[str, Any]:
+    """The grader's verdict on one attempt, with candidates named by alias and text redacted."""
+    return {
+        "graded": True,
+        "tier": grade.tier,
+        "rank": grade.rank_in_tier,
+        "weighted_score": grade.weighted_score,
+        "scores": _scores(grade.scores, redactor),
+        "severe_issues": [_issue(i, run, alias_of, redactor) for i in (grade.severe_issues or [])],
+        "summary": redactor(grade.summary),
+        "exploit_suspected": grade.exploit_suspected,
+    }
 
 
 def _scores(scores: Any, redactor: Redactor) -> list[tuple[str, Any, str]]:

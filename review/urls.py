@@ -1,6 +1,6 @@
 from django.urls import path
 
-from review.views import actions, pages, staff
+from review.views import actions, adjudication, pages, staff
 
 app_name = "review"
 
@@ -21,4 +21,15 @@ urlpatterns = [
     path("staff/", staff.campaign_list, name="staff-list"),
     path("staff/new", staff.campaign_new, name="staff-new"),
     path("staff/<int:campaign_id>/", staff.campaign_detail, name="staff-detail"),
+    path("staff/adjudication/", adjudication.adjudication_list, name="adjudication-list"),
+    path(
+        "staff/adjudication/<int:disagreement_id>/",
+        adjudication.adjudication_detail,
+        name="adjudication-detail",
+    ),
+    path(
+        "staff/adjudication/<int:disagreement_id>/reopen",
+        adjudication.adjudication_reopen,
+        name="adjudication-reopen",
+    ),
 ]

@@ -3,8 +3,9 @@
 One row per attempt and grader configuration (one row per attempt with `--config`): ids,
 status, test reward, the configuration's verdict (tier, rank, weighted score), each human tier
 under a pseudonymous reviewer id, the consensus tier, the calibrated tier and P(T1..T3), the
-number of reviews and provenance. Attempts are streamed by primary key in batches (five queries
-per batch), so memory holds one batch; files are written under a temporary name and renamed.
+number of reviews, the latest adjudication of a disagreement flag (outcome and tier) and
+provenance. Attempts are streamed by primary key in batches (six queries per batch), so memory
+holds one batch; files are written under a temporary name and renamed.
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ from grading.services.exports import FORMATS, ExportResult, Format
 from grading.services.exports import _Writer as TableWriter
 from review.analytics.filters import Filters
 from review.analytics.labels import labels_refresh, labels_stale
-from review.models import Assignment, CalibratedLabel, CalibrationFit, ConsensusLabel, Label
+from review.models import (
+    Assignment,
+    CalibratedLabel,
+    CalibrationFit,
+    ConsensusLabel,
+    Disagreement,
+    Label,
+)
 
 SCHEMA_VERSION = "gagar.labels.v1"
 BATCH = 2000
@@ -59,6 +67,9 @@ LABEL_SCHEMA = pa.schema(
         ("p_t2", pa.float64()),
         ("p_t3", pa.float64()),
         ("calibration_held_out", pa.bool_()),
+        # The latest resolved adjudication of a disagreement flag on this attempt, if any.
+        ("adjudication", pa.string()),
+        ("adjudicated_tier", pa.string()),
         ("provenance", pa.string()),
     ]
 )
@@ -112,11 +123,27 @@ def _humans(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]
     return out
 
 
+def _adjudications(ids: list[int], filters: Filters) -> dict[int, Disagreement]:
+    q = Q(candidate__attempt_id__in=ids, status=Disagreement.Status.RESOLVED)
+    if filters.campaign is not None:
+        q &= Q(candidate__assignment__campaign_id=filters.campaign)
+    latest: dict[int, Disagreement] = {}
+    for flag in (
+        Disagreement.objects.filter(q)
+        .select_related("candidate")
+        .order_by("resolved_at", "pk")
+        .only("resolution", "adjudicated_tier", "resolved_at", "candidate__attempt_id")
+    ):
+        latest[flag.candidate.attempt_id] = flag
+    return latest
+
+
 def _rows(
     batch: list[dict[str, Any]], fits: list[CalibrationFit | None], filters: Filters
 ) -> list[dict[str, Any]]:
     ids = [a["id"] for a in batch]
     humans = _humans(ids, filters)
+    adjudicated = _adjudications(ids, filters)
     cons = {c.attempt_id: c for c in ConsensusLabel.objects.filter(attempt_id__in=ids)}
     cal: dict[tuple[int, int], CalibratedLabel] = {
         (c.fit_id, c.attempt_id): c
@@ -129,6 +156,7 @@ def _rows(
     rows = []
     for a in batch:
         c = cons.get(a["id"])
+        adj = adjudicated.get(a["id"])
         for fit in fits:
             cl = cal.get((fit.pk, a["id"])) if fit else None
             g = grades.get((cl.grader_run_id, a["id"])) if cl else None
@@ -157,6 +185,8 @@ def _rows(
                     "p_t2": cl.p_t2 if cl else None,
                     "p_t3": cl.p_t3 if cl else None,
                     "calibration_held_out": cl.held_out if cl else None,
+                    "adjudication": adj.resolution if adj else None,
+                    "adjudicated_tier": (adj.adjudicated_tier or None) if adj else None,
                     "provenance": json.dumps(
                         {
                             "grader_run": cl.grader_run_id if cl else None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -144,25 +145,62 @@ class ActivityEvent(models.Model):
 
 
 class Disagreement(models.Model):
-    """A reviewer's flag, after reveal, that the grader got a candidate wrong: for adjudication."""
+    """A reviewer's flag, after reveal, that the grader got a candidate wrong: for adjudication.
+
+    Staff resolve it on the adjudication page with an outcome and, optionally, the tier the
+    candidate should have had; the calibrated-labels export carries that tier next to the
+    consensus (it never replaces the consensus, which stays the reviewers' own).
+    """
 
     class Status(models.TextChoices):
         OPEN = "open"
         RESOLVED = "resolved"
+
+    class Resolution(models.TextChoices):
+        GRADER_RIGHT = "grader_right", "the grader was right"
+        REVIEWER_RIGHT = "reviewer_right", "the reviewer was right"
+        NEITHER = "neither", "neither was right"
+        UNCLEAR = "unclear", "cannot tell"
 
     candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="disagreements")
     grader_run = models.ForeignKey(GraderRun, on_delete=models.CASCADE, related_name="+")
     note = models.TextField(blank=True)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.OPEN)
     created_at = models.DateTimeField()
+    resolution = models.CharField(max_length=16, choices=Resolution.choices, blank=True)
+    adjudicated_tier = models.CharField(max_length=8, choices=Label.Tier.choices, blank=True)
+    resolution_note = models.TextField(blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        ordering = ["created_at", "id"]
         constraints = [
             models.UniqueConstraint(
                 fields=["candidate", "grader_run"], name="disagreement_unique_per_run"
             ),
             models.CheckConstraint(
                 condition=Q(status__in=["open", "resolved"]), name="disagreement_status_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(
+                    resolution__in=["", "grader_right", "reviewer_right", "neither", "unclear"]
+                ),
+                name="disagreement_resolution_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(adjudicated_tier__in=["", "t1", "t2", "t3", "exploit"]),
+                name="disagreement_adjudicated_tier_known",
+            ),
+            # Resolved exactly when it has an outcome and a time; an open flag carries neither.
+            models.CheckConstraint(
+                condition=(
+                    Q(status="open", resolution="", resolved_at__isnull=True, adjudicated_tier="")
+                    | (Q(status="resolved", resolved_at__isnull=False) & ~Q(resolution=""))
+                ),
+                name="disagreement_resolved_consistently",
             ),
         ]
 

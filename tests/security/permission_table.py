@@ -15,8 +15,10 @@ from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model
+from django.utils import timezone
 
-from review.models import Assignment
+from review.diffs import file_id_for
+from review.models import Assignment, Disagreement
 from tests.security.world import World, any_pk
 
 ROLES = ("anon", "api", "fresh", "other", "owner", "staff", "superuser")
@@ -76,6 +78,17 @@ def _fix(w: World) -> dict[str, Any]:
     assert patch is not None
     path = patch.files.order_by("pk").values_list("target_path", flat=True)[0]
     return {"path": path, "line": 1, "side": "new", "text": "why?", "severity": "nit"}
+
+
+def _viewed(w: World) -> dict[str, Any]:
+    return {"file": file_id_for(_fix(w)["path"]), "viewed": "1"}
+
+
+def _flag(w: World) -> dict[str, Any]:
+    flag, _ = Disagreement.objects.get_or_create(
+        candidate=w.candidate, grader_run=w.grader_run, defaults={"created_at": timezone.now()}
+    )
+    return {"disagreement_id": flag.pk}
 
 
 def _bundle() -> bytes:
@@ -147,6 +160,9 @@ ROUTES: dict[str, Route] = {
         method="post",
         kwargs=_candidate,
     ),
+    "review/a/<int:assignment_id>/c/<str:token>/viewed": Route(
+        {**OWN_POST, "owner": "200"}, method="post", kwargs=_candidate, data=_viewed, json=True
+    ),
     "review/a/<int:assignment_id>/events": Route(
         {**OWN_POST, "owner": "200"},
         method="post",
@@ -174,6 +190,14 @@ ROUTES: dict[str, Route] = {
     "review/staff/new": Route(STAFF),
     "review/staff/<int:campaign_id>/": Route(
         STAFF, kwargs=lambda w: {"campaign_id": w.campaign.pk}
+    ),
+    "review/staff/adjudication/": Route(STAFF),
+    "review/staff/adjudication/<int:disagreement_id>/": Route(STAFF, kwargs=_flag),
+    "review/staff/adjudication/<int:disagreement_id>/reopen": Route(
+        roles("403", anon="login", api="login", staff="302", superuser="302"),
+        method="post",
+        kwargs=_flag,
+        last=True,
     ),
     # --- dashboards (staff) -------------------------------------------------------------------
     "dashboards/": Route(STAFF),
