@@ -298,6 +298,26 @@
       if (cell) cell.classList.add("has-fix");
     }
   }
+  // Shared changes, marked in the diff itself: the first old-side line of each hunk gets the same
+  // badge as the sidebar list ("3/5", "only this one"), drawn by CSS from data attributes so it
+  // never becomes part of the code's text (copying code copies no badge).
+  function markShares(panel) {
+    for (const li of panel.querySelectorAll(".rv-shared li[data-path]")) {
+      const row = rowIn(panel, li.dataset.path, li.dataset.line, li.dataset.side);
+      const badge = li.querySelector(".rv-badge");
+      if (!row || !badge) continue;
+      const cells = [row.querySelector("td.d-ln"), row.querySelector('td.d-code[data-side="old"]')];
+      for (const cell of cells) {
+        if (!cell) continue;
+        cell.dataset.share = badge.textContent;
+        cell.classList.toggle("is-unique", li.classList.contains("is-unique"));
+        cell.classList.toggle("is-common", li.classList.contains("is-common"));
+      }
+      row.title = li.classList.contains("is-unique")
+        ? "No other candidate made this hunk"
+        : badge.textContent + " candidates made this hunk";
+    }
+  }
   function rowIn(panel, path, line, side) {
     const file = Array.from(panel.querySelectorAll(".rv-file")).find((f) => f.dataset.path === path);
     const cell = file && file.querySelector('td.d-code[data-side="' + side + '"][data-line="' + Number(line) + '"]');
@@ -532,6 +552,7 @@
   for (const panel of panels) {
     showViewed(panel, config.viewed[panel.dataset.token] || []);
     markFixes(panel);
+    markShares(panel);
   }
   const fromHash = panels.find((p) => "#" + p.id === window.location.hash);
   showPanel(fromHash || panels[0], { quiet: true });

@@ -80,6 +80,11 @@ def test_two_reviewers_complete_a_blind_review(browser, server_url, artifacts, s
     page.keyboard.press("Enter")
     page.wait_for_selector(".rv-panel.is-current")
     assignment = Assignment.objects.get(reviewer__username="alice")
+    # Shared hunks are marked in the diff itself (from the sidebar's list), not only listed.
+    shared = page.locator(".rv-panel.is-current .rv-shared li[data-path]").count()
+    marked = page.locator(".rv-panel.is-current td.d-ln[data-share]").count()
+    assert 0 < marked <= shared
+    page.screenshot(path=str(artifacts / "review-shared-hunks.png"))
     n = assignment.candidates.count()
     page.keyboard.press("?")
     assert page.locator("#rv-help").is_visible()
