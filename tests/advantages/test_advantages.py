@@ -244,6 +244,15 @@ def test_coefficients_batch_rejects_a_passer_without_a_usable_tier_or_rank(tiers
         coefficients_batch(np.array(tiers), np.array(ranks), np.ones((1, 2), bool))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.bool_, np.str_, object])
+def test_coefficients_batch_refuses_tiers_or_ranks_that_are_not_integers(dtype):
+    good = np.ones((1, 2), np.int64)
+    bad = np.ones((1, 2)).astype(dtype)
+    for tiers, ranks in ((bad, good), (good, bad)):
+        with pytest.raises(ValueError, match="integer arrays"):
+            coefficients_batch(tiers, ranks, np.ones((1, 2), bool))
+
+
 def test_coefficients_batch_accepts_any_integer_dtype():
     tiers = np.array([[1, 2, 2, 3]], dtype=np.int8)
     ranks = np.array([[1, 2, 1, 0]], dtype=np.uint16)
