@@ -30,7 +30,7 @@ from grading.services.exports import _Writer as TableWriter
 from review.analytics.exports import attempt_batches, reviewer_pseudonym
 from review.analytics.filters import Filters
 from review.blinding import Redactor, build_redactor
-from review.models import Assignment, ConsensusLabel, FixRequest, Label
+from review.models import Assignment, ConsensusLabel, Disagreement, FixRequest, Label
 from review.models.labels import CRITERIA
 
 SCHEMA_VERSION = "gagar.package.v1"
@@ -134,6 +134,14 @@ def _reviews(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     ):
         row: dict[str, Any] = dict(f)
         fixes[row.pop("candidate_id")].append(row)
+    # The reviewer's disagreement flags on this candidate and how they were adjudicated (the
+    # free-text notes stay out, like the labels' own notes).
+    flags: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for d in Disagreement.objects.filter(candidate__attempt_id__in=ids, **done).values(
+        "candidate_id", "status", "resolution", "adjudicated_tier"
+    ):
+        flag: dict[str, Any] = dict(d)
+        flags[flag.pop("candidate_id")].append(flag)
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for lab in Label.objects.filter(candidate__attempt_id__in=ids, **done).values(
         "candidate_id",
@@ -156,6 +164,7 @@ def _reviews(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
                 "confidence": lab["confidence"],
                 "active_ms": lab["candidate__active_ms"],
                 "fix_requests": fixes.get(lab["candidate_id"], []),
+                "disagreements": flags.get(lab["candidate_id"], []),
             }
         )
     return out

@@ -191,3 +191,21 @@ def test_the_labels_export_carries_the_adjudicated_tier(staff, flagged, tmp_path
     assert others["adjudicated_tier"].isna().all()
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert "adjudicated_tier" in manifest["columns"]
+
+
+def test_the_data_package_carries_the_flag_and_its_outcome_but_not_the_notes(
+    staff, flagged, tmp_path: Path
+):
+    from review.analytics.package import package_export
+
+    disagreement_resolve(
+        disagreement=flagged, resolution="neither", adjudicated_tier="t2", note="SECRET", by=staff
+    )
+    result = package_export(fmt="jsonl", out_dir=tmp_path)
+    rows = [json.loads(line) for line in (tmp_path / result.files["attempts"]).open()]
+    flags = [
+        d for row in rows for review in json.loads(row["reviews"]) for d in review["disagreements"]
+    ]
+    assert flags == [{"status": "resolved", "resolution": "neither", "adjudicated_tier": "t2"}]
+    text = (tmp_path / result.files["attempts"]).read_text()
+    assert "SECRET" not in text and "too generous" not in text
