@@ -8,13 +8,13 @@ import pytest
 from grading.models import Group
 from grading.services.demo import sample_load
 from review.models import Campaign, Disagreement
-from review.models.labels import CRITERIA
 from review.services.campaigns import campaign_create
-from review.services.labels import disagreement_flag, label_save, review_submit
+from review.services.labels import disagreement_flag, review_submit
 from review.services.queue import assignment_next
 from tests.browser.conftest import login
 from tests.factories import StaffFactory, UserFactory
 from tests.review.blind import grader_verdict_for
+from tests.review.helpers import complete_labels
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 NOTE = "<img src=x onerror=\"document.title='pwned'\"> The grader missed the debug print."
@@ -36,9 +36,7 @@ def flag() -> Disagreement:
         reveal_policy=Campaign.Reveal.AFTER_SUBMISSION,
     )
     assignment = assignment_next(campaign=campaign, reviewer=alice)
-    for n, c in enumerate(assignment.candidates.order_by("position")):
-        values = {"tier": "t2", "rank_in_tier": n + 1, "mergeability": "as_is"}
-        label_save(candidate=c, values=values | dict.fromkeys(CRITERIA, 3))
+    complete_labels(assignment, "t2", score=3)
     review_submit(assignment=assignment)
     graded = {g.attempt_id for g in run.grades.all()}
     candidate = next(c for c in assignment.candidates.all() if c.attempt_id in graded)

@@ -13,12 +13,12 @@ from django.urls import reverse
 
 from review.analytics.exports import labels_export
 from review.models import Assignment, Campaign, Disagreement
-from review.models.labels import CRITERIA
 from review.services.adjudication import disagreement_reopen, disagreement_resolve
 from review.services.campaigns import campaign_create
-from review.services.labels import disagreement_flag, label_save, review_submit
+from review.services.labels import disagreement_flag, review_submit
 from review.services.queue import assignment_next
 from tests.review.blind import GRADER_SECRET, grader_verdict_for
+from tests.review.helpers import complete_labels
 from tests.security.corpus import injection_problems
 
 pytestmark = pytest.mark.django_db
@@ -26,17 +26,8 @@ HOSTILE = '<script>alert("flag")</script><img src=x onerror=alert(1)> too genero
 
 
 def _review(assignment: Assignment, tier: str) -> None:
-    for n, c in enumerate(assignment.candidates.order_by("position")):
-        label_save(
-            candidate=c,
-            values={
-                "tier": tier,
-                "rank_in_tier": n + 1,
-                "mergeability": "as_is",
-                "notes": f"notes of {assignment.reviewer.get_username()}",
-                **dict.fromkeys(CRITERIA, 3),
-            },
-        )
+    notes = f"notes of {assignment.reviewer.get_username()}"
+    complete_labels(assignment, tier, score=3, notes=notes)
     review_submit(assignment=assignment)
 
 

@@ -4,7 +4,6 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from review.models import Assignment, Label
-from review.models.labels import CRITERIA
 from review.services.labels import (
     LockedError,
     fix_request_create,
@@ -13,6 +12,7 @@ from review.services.labels import (
     review_submit,
 )
 from review.services.queue import assignment_next
+from tests.review.helpers import complete_labels
 
 pytestmark = pytest.mark.django_db
 
@@ -23,16 +23,7 @@ def assignment(campaign, reviewer):
 
 
 def complete(assignment, tier="t1"):
-    for n, c in enumerate(assignment.candidates.order_by("position")):
-        label_save(
-            candidate=c,
-            values={
-                "tier": tier,
-                "rank_in_tier": n + 1,
-                "mergeability": "as_is",
-                **dict.fromkeys(CRITERIA, 4),
-            },
-        )
+    complete_labels(assignment, tier)
 
 
 def test_it_saves_partial_labels_without_blanking_other_fields(assignment):

@@ -36,6 +36,7 @@ from tests.security.corpus import (
     injection_problems,
     new_file_patch,
 )
+from tests.security.pages import assert_admin_pages_inert, assert_inert
 
 pytestmark = pytest.mark.django_db
 NAMED = [name for name in PAYLOADS if fits_a_name(name)]
@@ -195,14 +196,6 @@ def hostile_review(settings: Any) -> dict[str, Any]:
     return {"reviewers": reviewers, "reviewer": reviewers[0], "staff": staff, "campaign": campaign}
 
 
-def _inert(client: Client, url: str) -> str:
-    response = client.get(url)
-    assert response.status_code == 200, url
-    html = response.content.decode()
-    assert not injection_problems(html), (url, injection_problems(html))
-    return html
-
-
 def test_review_forms_store_payloads_faithfully_and_every_page_renders_them_inert(
     hostile_review: dict[str, Any],
 ) -> None:
@@ -232,10 +225,10 @@ def test_review_forms_store_payloads_faithfully_and_every_page_renders_them_iner
             assert not injection_problems(made.json()["html"])
             stored = c.fix_requests.get()
             assert (stored.path, stored.text) == (path, short)
-            _inert(client, f"{base}/c/{c.token}/trajectory")
-        _inert(client, f"{base}/")
-        _inert(client, f"{base}/compare")
-        _inert(client, "/review/")
+            assert_inert(client, f"{base}/c/{c.token}/trajectory")
+        assert_inert(client, f"{base}/")
+        assert_inert(client, f"{base}/compare")
+        assert_inert(client, "/review/")
         groups.add(assignment.group_id)
     assert len(groups) == len(hostile_review["reviewers"])
 
@@ -274,31 +267,20 @@ def test_campaign_and_token_names_are_stored_faithfully_and_shown_inert(
         )
         assert response.status_code == 302, response.content[:500]
         campaign = Campaign.objects.get(name=PAYLOADS[name])
-        _inert(client, f"/review/staff/{campaign.pk}/")
+        assert_inert(client, f"/review/staff/{campaign.pk}/")
         token, _ = api_token_create(user=staff, name=PAYLOADS[name][:100])
         assert ApiToken.objects.get(pk=token.pk).name == PAYLOADS[name][:100]
     for url in ["/review/staff/", "/admin/grading/apitoken/", "/admin/review/campaign/"]:
-        _inert(client, url)
+        assert_inert(client, url)
     reviewer = Client()
     reviewer.force_login(hostile_review["reviewer"])
-    _inert(reviewer, "/review/")
+    assert_inert(reviewer, "/review/")
 
 
 def test_admin_pages_render_every_payload_inert(hostile_review: dict[str, Any]) -> None:
     client = Client()
     client.force_login(hostile_review["staff"])
-    for model in ("task", "group", "attempt", "patch", "trajectory", "run"):
-        _inert(client, f"/admin/grading/{model}/")
-    for task in Task.objects.all():
-        _inert(client, f"/admin/grading/task/{task.pk}/change/")
-    for a in Attempt.objects.select_related("patch", "trajectory"):
-        _inert(client, f"/admin/grading/attempt/{a.pk}/change/")
-        if a.patch_id:
-            _inert(client, f"/admin/grading/patch/{a.patch_id}/change/")
-        if hasattr(a, "trajectory"):
-            _inert(client, f"/admin/grading/trajectory/{a.trajectory.pk}/change/")
-    for g in Group.objects.all():
-        _inert(client, f"/admin/grading/group/{g.pk}/change/")
+    assert_admin_pages_inert(client)
 
 
 def test_a_token_name_with_a_nul_or_too_long_is_refused_clearly() -> None:

@@ -34,9 +34,9 @@ from tests.security.corpus import (
     PAYLOADS,
     file_name,
     fits_a_name,
-    injection_problems,
     new_file_patch,
 )
+from tests.security.pages import assert_admin_pages_inert, assert_inert
 
 pytestmark = pytest.mark.django_db
 NAMED = [name for name in PAYLOADS if fits_a_name(name)]
@@ -512,14 +512,6 @@ def swebench_review(settings: Any, tmp_path: Path) -> dict[str, Any]:
     return {"reviewers": reviewers, "staff": staff, "campaign": campaign}
 
 
-def _inert(client: Client, url: str) -> str:
-    response = client.get(url)
-    assert response.status_code == 200, url
-    html = response.content.decode()
-    assert not injection_problems(html), (url, injection_problems(html))
-    return html
-
-
 def test_review_pages_render_swebench_imports_inert(swebench_review: dict[str, Any]) -> None:
     groups = set()
     pages: list[str] = []
@@ -529,12 +521,12 @@ def test_review_pages_render_swebench_imports_inert(swebench_review: dict[str, A
         assignment = assignment_next(campaign=swebench_review["campaign"], reviewer=reviewer)
         assert assignment is not None
         base = f"/review/a/{assignment.pk}"
-        pages.append(_inert(client, f"{base}/"))
-        pages.append(_inert(client, f"{base}/compare"))
+        pages.append(assert_inert(client, f"{base}/"))
+        pages.append(assert_inert(client, f"{base}/compare"))
         for c in assignment.candidates.select_related("attempt__trajectory"):
             if hasattr(c.attempt, "trajectory"):  # the plain system has none: a 404
-                pages.append(_inert(client, f"{base}/c/{c.token}/trajectory"))
-        _inert(client, "/review/")
+                pages.append(assert_inert(client, f"{base}/c/{c.token}/trajectory"))
+        assert_inert(client, "/review/")
         groups.add(assignment.group_id)
     assert len(groups) == Group.objects.count() == len(swebench_review["reviewers"])
     # The payloads were on the pages, escaped (and partly redacted: the hostile model names are
@@ -545,16 +537,5 @@ def test_review_pages_render_swebench_imports_inert(swebench_review: dict[str, A
 def test_admin_pages_render_swebench_imports_inert(swebench_review: dict[str, Any]) -> None:
     client = Client()
     client.force_login(swebench_review["staff"])
-    for model in ("task", "group", "attempt", "patch", "trajectory", "run"):
-        _inert(client, f"/admin/grading/{model}/")
-    for task in Task.objects.all():
-        _inert(client, f"/admin/grading/task/{task.pk}/change/")
-    for a in Attempt.objects.select_related("patch", "trajectory"):
-        _inert(client, f"/admin/grading/attempt/{a.pk}/change/")
-        if a.patch_id:
-            _inert(client, f"/admin/grading/patch/{a.patch_id}/change/")
-        if hasattr(a, "trajectory"):
-            _inert(client, f"/admin/grading/trajectory/{a.trajectory.pk}/change/")
-    for g in Group.objects.all():
-        _inert(client, f"/admin/grading/group/{g.pk}/change/")
-    _inert(client, f"/review/staff/{swebench_review['campaign'].pk}/")
+    assert_admin_pages_inert(client)
+    assert_inert(client, f"/review/staff/{swebench_review['campaign'].pk}/")

@@ -61,6 +61,18 @@ def test_headline_estimates_equal_the_direct_statistics():
         assert ci.n_clusters == n_groups
 
 
+def kappas_with_ci(grader, human, task, n_resamples, seed=0, **kw):
+    return criterion_kappas_with_ci(
+        grader_scores=grader,
+        human_scores=human,
+        item_task=task,
+        criteria=CRITERIA,
+        n_resamples=n_resamples,
+        seed=seed,
+        **kw,
+    )
+
+
 def rubric_items(n_tasks, seed=0):
     """Items (labels) on tasks of 2-6 items, grader and reviewer scores 1-5, 10% missing."""
     rng = np.random.default_rng(seed)
@@ -100,15 +112,7 @@ def test_criterion_kappa_cis_match_scipy_bootstrap_resampling_tasks(method):
         method=method,
         rng=np.random.default_rng(11),
     )
-    got = criterion_kappas_with_ci(
-        grader_scores=grader,
-        human_scores=human,
-        item_task=task,
-        criteria=CRITERIA,
-        n_resamples=500,
-        seed=11,
-        method=method,
-    )
+    got = kappas_with_ci(grader, human, task, 500, seed=11, method=method)
     for j, name in enumerate(CRITERIA):
         ci = got[name]
         assert ci.estimate == pytest.approx(sk_rubric_kappa(grader[:, j], human[:, j]))
@@ -120,14 +124,7 @@ def test_criterion_kappa_cis_match_scipy_bootstrap_resampling_tasks(method):
 
 def test_criterion_kappa_estimates_equal_criterion_kappas():
     task, grader, human = rubric_items(30, seed=1)
-    got = criterion_kappas_with_ci(
-        grader_scores=grader,
-        human_scores=human,
-        item_task=task,
-        criteria=CRITERIA,
-        n_resamples=200,
-        seed=0,
-    )
+    got = kappas_with_ci(grader, human, task, 200)
     direct = criterion_kappas(grader, human, CRITERIA)
     assert list(got) == list(CRITERIA)
     for name in CRITERIA:
@@ -140,14 +137,7 @@ def test_a_criterion_without_scored_pairs_has_no_kappa_and_no_interval():
     grader[:, 2] = np.nan  # the grader never scored "minimality"
     human[::2, 3] = np.nan  # and "side_effects" pairs only where the other score is missing
     grader[1::2, 3] = np.nan
-    got = criterion_kappas_with_ci(
-        grader_scores=grader,
-        human_scores=human,
-        item_task=task,
-        criteria=CRITERIA,
-        n_resamples=100,
-        seed=0,
-    )
+    got = kappas_with_ci(grader, human, task, 100)
     direct = criterion_kappas(grader, human, CRITERIA)
     for name in ("minimality", "side_effects"):
         assert direct[name] is None
@@ -160,14 +150,7 @@ def test_a_criterion_without_scored_pairs_has_no_kappa_and_no_interval():
 def test_a_criterion_with_one_shared_score_is_undefined_like_kappa():
     task, grader, human = rubric_items(10, seed=3)
     grader[:, 1] = human[:, 1] = 4.0
-    got = criterion_kappas_with_ci(
-        grader_scores=grader,
-        human_scores=human,
-        item_task=task,
-        criteria=CRITERIA,
-        n_resamples=100,
-        seed=0,
-    )
+    got = kappas_with_ci(grader, human, task, 100)
     # Same as weighted κ and sklearn: NaN (undefined), which the CI reports as no estimate.
     assert np.isnan(criterion_kappas(grader, human, CRITERIA)["precision"])
     assert np.isnan(sk_rubric_kappa(grader[:, 1], human[:, 1]))
@@ -179,14 +162,7 @@ def test_a_criterion_with_one_shared_score_is_undefined_like_kappa():
 def test_criterion_kappa_on_a_single_task_collapses_to_the_estimate():
     grader = np.array([[1, 2, 3, 4, 5], [2, 3, 4, 5, 1], [5, 5, 1, 2, 3]], dtype=float)
     human = np.array([[1, 3, 3, 4, 4], [2, 3, 5, 5, 1], [4, 5, 1, 1, 3]], dtype=float)
-    got = criterion_kappas_with_ci(
-        grader_scores=grader,
-        human_scores=human,
-        item_task=[0, 0, 0],
-        criteria=CRITERIA,
-        n_resamples=50,
-        seed=0,
-    )
+    got = kappas_with_ci(grader, human, [0, 0, 0], 50)
     for j, name in enumerate(CRITERIA):
         ci = got[name]
         assert ci.estimate == pytest.approx(sk_rubric_kappa(grader[:, j], human[:, j]))
@@ -195,12 +171,5 @@ def test_criterion_kappa_on_a_single_task_collapses_to_the_estimate():
 
 
 def test_criterion_kappas_on_no_items_are_empty():
-    got = criterion_kappas_with_ci(
-        grader_scores=np.empty((0, 5)),
-        human_scores=np.empty((0, 5)),
-        item_task=np.empty(0, dtype=np.int64),
-        criteria=CRITERIA,
-        n_resamples=50,
-        seed=0,
-    )
+    got = kappas_with_ci(np.empty((0, 5)), np.empty((0, 5)), np.empty(0, dtype=np.int64), 50)
     assert all(ci.estimate is None and ci.low is None and ci.n_clusters == 0 for ci in got.values())
