@@ -73,6 +73,19 @@ def plan(
     input_left = budget.max_input_tokens - use.input_tokens
     output_left = budget.max_output_tokens - use.output_tokens
     time_left = budget.wall_seconds - use.wall_seconds
+    if budget.max_total_tokens is not None:
+        total_left = budget.max_total_tokens - use.input_tokens - use.output_tokens
+        if total_left < next_input + max_output:
+            return Plan(
+                True,
+                True,
+                f"the run's token limit ({budget.max_total_tokens} tokens) would be passed "
+                f"(spent {use.input_tokens + use.output_tokens})",
+            )
+        input_left = min(input_left, total_left - need_out)
+    cost_left = None
+    if budget.max_usd is not None and pricing.known:
+        cost_left = budget.max_usd - use.cost_usd
     if steps_left <= 0:
         return Plan(True, True, f"all {budget.max_steps} model calls are used")
     if input_left < next_input:
@@ -90,11 +103,13 @@ def plan(
                 f"the run's money limit (${budget.max_usd:g}) would be passed "
                 f"(spent ${use.cost_usd:.4f}, the next call may cost ${next_cost:.4f})",
             )
+    call_cost = pricing.cost(next_input, 0, GRADE_OUTPUT) if pricing.known else 0.0
     final = (
         steps_left <= need_steps
         or input_left < need_steps * next_input
         or output_left < need_out
         or time_left < need_steps * max(seconds_per_call, 1.0)
+        or (cost_left is not None and cost_left < need_steps * call_cost)
     )
     warn = final or (
         steps_left <= need_steps + WARN_AHEAD_STEPS

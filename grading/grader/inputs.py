@@ -112,6 +112,7 @@ class Budget:
     max_output_tokens_per_call: int = 8192
     max_parallel_calls: int = 8  # exploration calls run per turn; submission calls are extra
     max_usd: float | None = None  # the run stops before a call that could pass it
+    max_total_tokens: int | None = None  # input + output, a spend limit like max_usd
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,7 @@ class _Run:
     prompt_version: str = prompts.CURRENT
     window: ContextWindow = field(default_factory=ContextWindow)
     pricing: Pricing = field(default_factory=Pricing)
-    spend_check: Callable[[float], str | None] | None = None
+    spend_check: Callable[[int, float], str | None] | None = None
     started: float = 0.0
     use: BudgetUse = field(default_factory=BudgetUse)
     transcript: list[LogRecord] = field(default_factory=list)
@@ -189,7 +189,7 @@ class _Run:
             if p.stop:
                 return self.outcome("failed", f"budget exhausted without a valid verdict: {p.stop}")
             if self.spend_check is not None:
-                reason = self.spend_check(self.pricing.cost(est, 0, max_out))
+                reason = self.spend_check(est + max_out, self.pricing.cost(est, 0, max_out))
                 if reason:
                     return self.outcome("failed", f"spend limit: {reason}")
             if p.final and not final:
@@ -467,9 +467,10 @@ def run_grader(
     clock: Callable[[], float] = time.monotonic,
     context_window: ContextWindow | None = None,
     pricing: Pricing | None = None,
-    spend_check: Callable[[float], str | None] | None = None,
+    spend_check: Callable[[int, float], str | None] | None = None,
 ) -> GraderOutcome:
-    """Grade one group. `spend_check(next_call_usd)` may stop the run (daily spend limits)."""
+    """Grade one group. `spend_check(next_call_tokens, next_call_usd)` may stop the run before
+    a call (daily spend limits); it returns the reason."""
     candidates = assign_aliases(group.candidates, seed)
     workspace: Workspace | None = None
     toolbox = Toolbox(group, candidates, sandbox=sandbox, limits=limits or Limits())

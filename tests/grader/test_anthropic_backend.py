@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from grading.grader.backends.anthropic import AnthropicBackend
+from grading.grader.backends.anthropic import EPHEMERAL, AnthropicBackend
 from grading.grader.backends.base import (
     Message,
     PermanentBackendError,
@@ -73,12 +73,14 @@ def test_it_sends_the_exact_request_json(llm_server, http_client, sleeps):
     assert request.path == "/v1/messages"
     assert request.headers["x-api-key"] == "ak-test"
     assert request.headers["anthropic-version"] == "2023-06-01"
-    # No seed: the Messages API has none.
+    # No seed: the Messages API has none. Cache breakpoints on the tools, the system prompt and
+    # the conversation's last block; streamed.
     assert request.body == {
         "model": "claude-fake",
         "max_tokens": 512,
         "temperature": 0.2,
-        "system": "You are a grader.",
+        "stream": True,
+        "system": [{"type": "text", "text": "You are a grader.", "cache_control": EPHEMERAL}],
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "Grade group 7."}]},
             {
@@ -99,7 +101,12 @@ def test_it_sends_the_exact_request_json(llm_server, http_client, sleeps):
                 "role": "user",
                 "content": [
                     {"type": "tool_result", "tool_use_id": "t1", "content": "a.py"},
-                    {"type": "tool_result", "tool_use_id": "t2", "content": "a.py\nb.py"},
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t2",
+                        "content": "a.py\nb.py",
+                        "cache_control": EPHEMERAL,
+                    },
                 ],
             },
         ],
@@ -108,6 +115,7 @@ def test_it_sends_the_exact_request_json(llm_server, http_client, sleeps):
                 "name": "list_files",
                 "description": "List files",
                 "input_schema": {"type": "object", "properties": {"tree": {"type": "string"}}},
+                "cache_control": EPHEMERAL,
             }
         ],
     }
@@ -127,6 +135,7 @@ def test_it_merges_a_user_note_after_tool_results(llm_server, http_client, sleep
     assert body["messages"][-1]["content"][-1] == {
         "type": "text",
         "text": "Submit your verdict now.",
+        "cache_control": EPHEMERAL,
     }
     assert "tools" not in body
 

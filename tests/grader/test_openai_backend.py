@@ -13,6 +13,7 @@ from grading.grader.backends.base import (
     TransientBackendError,
 )
 from grading.grader.backends.openai_compat import OpenAICompatBackend
+from grading.grader.tokens import count, request_tokens
 from tests.grader.conftest import SleepRecorder
 from tests.grader.fakes.llm_server import FakeLLMServer, FakeResponse, error_body, openai_response
 
@@ -87,6 +88,9 @@ def test_it_sends_the_exact_request_json(llm_server, http_client, sleeps):
         "max_tokens": 256,
         "temperature": 0.0,
         "seed": 42,
+        # Streamed (idle timeout, not a total one), with usage in the last chunk.
+        "stream": True,
+        "stream_options": {"include_usage": True},
         "messages": [
             {"role": "system", "content": "You are a grader."},
             {"role": "user", "content": "Grade group 7."},
@@ -230,5 +234,8 @@ def test_it_accepts_text_only_answers_without_usage(llm_server, http_client, sle
 
     assert completion.message.content == "All good."
     assert completion.message.tool_calls == ()
-    assert (completion.input_tokens, completion.output_tokens) == (0, 0)
+    # No usage: our tokenizer's counts, flagged (zeros would silently disable every budget).
+    assert completion.usage_estimated
+    assert completion.input_tokens == request_tokens(CONVERSATION, [READ_FILE])
+    assert completion.output_tokens == count("All good.") > 0
     assert completion.stop_reason == "stop"

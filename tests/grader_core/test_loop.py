@@ -290,7 +290,8 @@ def test_a_context_overflow_teaches_the_loop_the_window(fx: Fixture) -> None:
 def test_a_spend_limit_stops_the_run_with_its_reason(fx: Fixture) -> None:
     asked: list[float] = []
 
-    def check(next_usd: float) -> str | None:
+    def check(next_tokens: int, next_usd: float) -> str | None:
+        assert next_tokens > 0
         asked.append(next_usd)
         return "the day's limit of $1 for this configuration is reached" if len(asked) > 1 else None
 
