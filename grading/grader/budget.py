@@ -53,8 +53,9 @@ class Plan:
 
 
 def reserve_steps(missing: int) -> int:
-    """Calls the final phase needs: the missing grades a few per turn, the ranking, one re-ask."""
-    return math.ceil(missing / GRADES_PER_TURN) + 2
+    """Calls the final phase needs: the missing grades a few per turn, the ranking, one re-ask
+    and one reply cut at its output limit."""
+    return math.ceil(missing / GRADES_PER_TURN) + 3
 
 
 def plan(

@@ -22,7 +22,7 @@ from grading.grader.backends.base import Message, ToolCall, ToolSpec
 from grading.grader.protocol import SUBMISSION_TOOLS
 
 DEFAULT_CONTEXT_WINDOW = 128_000  # when neither the configuration nor the server says
-DEFAULT_CONTEXT_TARGET = 56_000  # our own ceiling: long contexts cost more and read worse
+DEFAULT_CONTEXT_TARGET = 60_000  # our own ceiling: long contexts cost more and read worse
 STUB_MIN_TOKENS = 60  # results shorter than this are left alone
 COMPACTED = "compacted"
 
@@ -51,7 +51,9 @@ def stub_text(call: ToolCall | None, name: str, original_tokens: int) -> str:
 @dataclass
 class ContextManager:
     window: ContextWindow = field(default_factory=ContextWindow)
-    low_water: float = 0.5  # compact down to this share of the limit
+    # Compact down to this share of the limit. 0: every result the model has already seen goes in
+    # one block, which keeps compactions rarest and the cached share highest (see the module doc).
+    low_water: float = 0.0
     scale: float = 1.0  # server tokens per cl100k token, learned
     compactions: int = 0
     _cache: dict[int, tuple[Message, int]] = field(default_factory=dict)

@@ -66,8 +66,8 @@ from grading.grader.workspace import Workspace, WorkspaceError
 
 MAX_NUDGES = 2  # replies without a tool call tolerated before giving up (1 in the final phase)
 MAX_TRUNCATIONS = 4
-MAX_OVERFLOW_RETRIES = 3
-TURN_RESULT_SHARE = 0.4  # of the context limit, for the results of one turn
+MAX_OVERFLOW_RETRIES = 3  # in a row, for one call
+TURN_RESULT_SHARE = 0.2  # of the context limit, for the results of one turn
 MIN_OUTPUT = 1024  # a reply needs at least this much room in the window
 
 
@@ -215,10 +215,13 @@ class _Run:
                     return self.outcome("failed", f"context window exceeded: {exc}")
                 self.window.window = exc.limit or round(self.window.window * 0.75)
                 self.window.source = "the server's error"
+                if exc.prompt_tokens:  # the server's count of this very request
+                    self.cm.calibrate(round(est / self.cm.scale), exc.prompt_tokens)
                 self.cm.compact(self.messages, self.specs, keep_from=turn_start, max_output=max_out)
                 continue
             except PermanentBackendError as exc:
                 return self.outcome("failed", f"backend error: {exc}")
+            overflows = 0
             self._account(comp, est, max_out, final, sent, t0)
             self.messages.append(comp.message)
             sent, turn_start = len(self.messages), len(self.messages) - 1
@@ -332,7 +335,9 @@ class _Run:
 
     def _turn(self, comp: Completion, max_out: int, final: bool) -> GraderOutcome | None:
         exploration, shown = 0, 0
-        turn_budget = round(self.window.limit(max_out) * TURN_RESULT_SHARE)
+        limit = self.window.limit(max_out)
+        # Small windows still get room for two or three results per turn.
+        turn_budget = max(round(limit * TURN_RESULT_SHARE), min(8_000, round(limit * 0.35)))
         if comp.truncated:
             self._grow_output(max_out)
         for call in comp.message.tool_calls:

@@ -217,8 +217,9 @@ def test_the_final_phase_forces_submission_and_nudges_once(fx: Fixture) -> None:
     out = run_grader(fx.group(repo=False), backend, budget=Budget(max_steps=6))
     assert out.status == "failed" and "stopped without submitting" in out.reason
     choices = [o.tool_choice for o in backend.options_seen]
-    # 6 calls, 4 passing to grade: the last 3 are kept for grades, ranking and a re-ask.
-    assert choices == ["auto", "auto", "auto", "required", "required", "required"]
+    # 6 calls, 4 passing to grade: the last 4 are kept for the grades, the ranking, a re-ask
+    # and a cut reply.
+    assert choices == ["auto", "auto", "required", "required", "required", "required"]
     notes = [m.content for m in backend.seen[3] if m.role == "user" and "[budget]" in m.content]
     assert "WARNING" in notes[0] and "FINAL PHASE" in notes[-1]
     refused = tool_answers(backend.seen[4])["c1"]

@@ -119,12 +119,16 @@ class ContextOverflowError(PermanentBackendError):
     """The server refused the request because it does not fit the model's context window.
 
     Not final for the loop: it compacts the conversation to the limit the server named and asks
-    again. `limit` is the window the server stated, when its message says.
+    again. `limit` is the window the server stated and `prompt_tokens` its count of our prompt,
+    when its message says (the loop learns the server's tokenizer from it).
     """
 
-    def __init__(self, message: str, limit: int | None = None) -> None:
+    def __init__(
+        self, message: str, limit: int | None = None, prompt_tokens: int | None = None
+    ) -> None:
         super().__init__(message)
         self.limit = limit
+        self.prompt_tokens = prompt_tokens
 
 
 class Backend(Protocol):

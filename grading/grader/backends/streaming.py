@@ -60,15 +60,28 @@ class Accumulator(Protocol):
     def streamed_text(self) -> str: ...
 
 
+_PROMPT_PATTERNS = (
+    re.compile(r"\((\d+) in the messages"),  # vLLM
+    re.compile(r"messages resulted in (\d+) tokens"),  # OpenAI
+    re.compile(r"prompt is too long: (\d+) tokens"),  # Anthropic
+)
+
+
+def _first_int(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:
+    for rx in patterns:
+        m = rx.search(text)
+        if m:
+            return int(m.group(1))
+    return None
+
+
 def classify_client_error(status: int, message: str) -> PermanentBackendError:
     if status in (400, 413) and any(h in message.lower() for h in _OVERFLOW_HINTS):
-        limit = None
-        for rx in _LIMIT_PATTERNS:
-            m = rx.search(message)
-            if m:
-                limit = int(m.group(1))
-                break
-        return ContextOverflowError(f"HTTP {status}: {message}", limit)
+        return ContextOverflowError(
+            f"HTTP {status}: {message}",
+            _first_int(_LIMIT_PATTERNS, message),
+            _first_int(_PROMPT_PATTERNS, message),
+        )
     return PermanentBackendError(f"HTTP {status}: {message}")
 
 
