@@ -108,13 +108,16 @@ class ScriptedAgent:
             except ValueError:
                 continue
             a = parsed.get("candidate")
-            if name == "view_diff" and (m := _NEXT_DIFF.search(body)):
-                if int(parsed.get("start", 1)) == 1 and self.diff_pages > 1:
-                    plan.append((name, json.dumps({"candidate": a, "start": int(m.group(1))})))
-            if name == "view_trajectory" and (m := _NEXT_EVENT.search(body)):
-                if int(parsed.get("start", 0)) == 0 and self.trajectory_pages > 1:
-                    nxt = {"candidate": a, "start": int(m.group(1)), "count": 50}
-                    plan.append((name, json.dumps(nxt)))
+            first_page = int(parsed.get("start", 1 if name == "view_diff" else 0)) in (0, 1)
+            more_diff = name == "view_diff" and self.diff_pages > 1 and _NEXT_DIFF.search(body)
+            if first_page and more_diff:
+                plan.append((name, json.dumps({"candidate": a, "start": int(more_diff.group(1))})))
+            more = (
+                name == "view_trajectory" and self.trajectory_pages > 1 and _NEXT_EVENT.search(body)
+            )
+            if first_page and more:
+                nxt = {"candidate": a, "start": int(more.group(1)), "count": 50}
+                plan.append((name, json.dumps(nxt)))
         return plan
 
     def _submission(self) -> tuple[list[tuple[str, str]], tuple[str, str]]:

@@ -8,6 +8,7 @@ answer with `events` is sent as a server-sent-event stream, one flushed write pe
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections import deque
@@ -118,10 +119,8 @@ class FakeLLMServer:
                 if reply.delay_s and server._stopping.wait(reply.delay_s):
                     return
                 if reply.events:
-                    try:
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                         self._stream(reply)
-                    except (BrokenPipeError, ConnectionResetError):
-                        pass
                     return
                 payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
                 data = payload.encode("utf-8")

@@ -397,8 +397,9 @@ class Anthropic(Provider):
             block({"type": "text", "text": ""}, [{"type": "text_delta", "text": turn.text}])
         for i, (name, args) in enumerate(turn.calls):
             half = len(args) // 2
+            ident = f"toolu_{self.posts:03d}_{i}"
             block(
-                {"type": "tool_use", "id": f"toolu_{self.posts:03d}_{i}", "name": name, "input": {}},
+                {"type": "tool_use", "id": ident, "name": name, "input": {}},
                 [{"type": "input_json_delta", "partial_json": args[:half]},
                  {"type": "input_json_delta", "partial_json": args[half:]}],
             )  # fmt: skip
