@@ -59,8 +59,8 @@ def _fill_items(items: Any) -> Any:
 def normalise_grade(args: Mapping[str, Any]) -> dict[str, Any]:
     """Leniency for what models commonly leave out or spell differently; the schema decides."""
     out = dict(args)
-    for key, default in (("severe_issues", []), ("tier_evidence", []), ("evidence", [])):
-        out.setdefault(key, copy.deepcopy(default))
+    for key in ("severe_issues", "tier_evidence", "evidence"):
+        out.setdefault(key, [])
     out.setdefault("exploit_suspected", False)
     out.setdefault("summary", "")
     if isinstance(out.get("tier"), str) and (m := _TIER_TEXT.match(out["tier"])):

@@ -292,7 +292,9 @@ class Toolbox:
         start: int = 0,
         entry: ToolLogEntry,
     ) -> str:
-        cand, q, hits, next_start = self._cand(candidate), query.lower(), [], None
+        cand, q = self._cand(candidate), query.lower()
+        hits: list[tuple[int, str]] = []
+        next_start: int | None = None
         for i, event in cand.iter_events():
             if i < start:
                 continue

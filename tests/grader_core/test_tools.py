@@ -170,11 +170,11 @@ def test_a_cut_read_says_exactly_which_lines_it_shows_and_where_to_go_on(fx: Fix
 
 def test_a_cut_trajectory_says_exactly_which_events_it_shows(fx: Fixture) -> None:
     group = fx.group(repo=False)
-    events = [{"type": "action", "content": "x" * 300}] * 50
-    long = CandidateInput("long", "", True, trajectory=events)
+    trajectory = [{"type": "action", "content": "x" * 300}] * 50
+    long = CandidateInput("long", "", True, trajectory=trajectory)
     box = Toolbox(group, {"A": long}, output_cap=1000)
     out = box.call("view_trajectory", {"candidate": "A", "start": 0, "count": 50}).content
-    events = re.findall(r"^#(\d+) ", out, re.M)
+    events = re.findall(r"^#(\d+) ", out, re.MULTILINE)
     assert out.startswith(f"trajectory of A: events 0-{events[-1]} of 50")
     assert f"[continue at event {int(events[-1]) + 1}:" in out and len(events) < 50
 

@@ -87,7 +87,7 @@ def classify_client_error(status: int, message: str) -> PermanentBackendError:
 
 def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
     """(event name, data) pairs of a server-sent event stream."""
-    event, data = "", []
+    event, data = "", list[str]()
     for line in lines:
         if line == "":
             if data:

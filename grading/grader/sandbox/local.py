@@ -147,13 +147,13 @@ def host_toolchain() -> str:
         found.append((probe.stdout or probe.stderr).strip().splitlines()[0][:60])
     pytest = False
     if shutil.which("python3", path=SAFE_PATH):
-        probe = subprocess.run(
+        check = subprocess.run(
             ["python3", "-c", "import pytest"],
             capture_output=True,
             check=False,
             env={"PATH": SAFE_PATH},
         )
-        pytest = probe.returncode == 0
+        pytest = check.returncode == 0
     tools = ", ".join(found) or "no Python"
     return (
         f"{tools}; pytest {'installed' if pytest else 'not installed'}. The repository's own "
