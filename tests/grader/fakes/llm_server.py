@@ -74,6 +74,9 @@ class FakeLLMServer:
 
     def _next(self, request: RecordedRequest) -> FakeResponse:
         with self._lock:
+            if request.method == "GET" and self.handler is None:
+                # Model information is not scripted: GETs never take a queued answer.
+                return FakeResponse(404, error_body("fake server: no such endpoint"))
             self.requests.append(request)
             if self._queue:
                 return self._queue.popleft()
