@@ -27,6 +27,7 @@ class FakeResponse:
     # A server-sent-event stream instead of `body`: (event name or "", data) pairs.
     events: tuple[tuple[str, str], ...] = ()
     stall_after: int | None = None  # stop sending (and hang) after this many events
+    event_delay_s: float = 0.0  # pause before each event: a slow but steady stream
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,8 @@ class FakeLLMServer:
                 for n, (event, data) in enumerate(reply.events):
                     if reply.stall_after is not None and n >= reply.stall_after:
                         server._stopping.wait(60)
+                        return
+                    if reply.event_delay_s and server._stopping.wait(reply.event_delay_s):
                         return
                     head = f"event: {event}\n" if event else ""
                     self.wfile.write(f"{head}data: {data}\n\n".encode())
