@@ -50,24 +50,21 @@ from grading.grader.backends.base import (
     ContextOverflowError,
     Message,
     PermanentBackendError,
-    ToolCall,
 )
 from grading.grader.budget import BudgetUse, Plan, note, plan
 from grading.grader.context import ContextManager, ContextWindow
-from grading.grader.incremental import RANKING_CODES, VerdictBuilder, problem_text
+from grading.grader.incremental import VerdictBuilder
 from grading.grader.inputs import Budget, GroupInput, Pricing, Rubric
-from grading.grader.protocol import GRADE, RANK, SUBMISSION_TOOLS
+from grading.grader.protocol import RANK
 from grading.grader.sandbox.base import Limits, Sandbox
 from grading.grader.tools import Toolbox, ToolLogEntry, assign_aliases
 from grading.grader.toolspecs import tool_specs
+from grading.grader.turns import TurnHandling
 from grading.grader.verdict import finalize, map_aliases
 from grading.grader.verdict_check import ExecutionRecord, Problem, VerdictContext
 from grading.grader.workspace import Workspace, WorkspaceError
 
-MAX_NUDGES = 2  # replies without a tool call tolerated before giving up (1 in the final phase)
-MAX_TRUNCATIONS = 4
 MAX_OVERFLOW_RETRIES = 3  # in a row, for one call
-TURN_RESULT_SHARE = 0.2  # of the context limit, for the results of one turn
 MIN_OUTPUT = 1024  # a reply needs at least this much room in the window
 
 
@@ -96,7 +93,7 @@ def message_dict(m: Message) -> dict[str, Any]:
 
 
 @dataclass
-class _Run:
+class _Run(TurnHandling):
     group: GroupInput
     backend: Backend
     toolbox: Toolbox
@@ -310,128 +307,6 @@ class _Run:
                 "compactions": self.cm.compactions,
             },
         )
-
-    def _grow_output(self, max_out: int) -> None:
-        self.use.truncations += 1
-        self.per_call_out = min(
-            2 * max(self.per_call_out, max_out),
-            max(self.budget.max_output_tokens - self.use.output_tokens, 1),
-            4 * self.budget.max_output_tokens_per_call,
-        )
-
-    def _no_calls(self, comp: Completion, max_out: int, final: bool, nudges: int) -> str:
-        if comp.truncated:
-            self._grow_output(max_out)
-            if self.use.truncations > MAX_TRUNCATIONS:
-                return f"replies kept being cut at their output limit ({max_out} tokens)"
-            self.messages.append(Message("user", prompts.cut_reply(max_out, self.per_call_out)))
-            return ""
-        if final and nudges >= 1:
-            return "the model stopped without submitting a verdict"
-        if nudges >= MAX_NUDGES:
-            return "the model stopped without submitting a verdict"
-        self.messages.append(Message("user", prompts.NO_TOOL_CALL))
-        return ""
-
-    def _turn(self, comp: Completion, max_out: int, final: bool) -> GraderOutcome | None:
-        exploration, shown = 0, 0
-        limit = self.window.limit(max_out)
-        # Small windows still get room for two or three results per turn.
-        turn_budget = max(round(limit * TURN_RESULT_SHARE), min(8_000, round(limit * 0.35)))
-        if comp.truncated:
-            self._grow_output(max_out)
-        for call in comp.message.tool_calls:
-            is_error = True
-            if call.arguments is None and comp.truncated:
-                content = prompts.cut_call(call.name, max_out, self.per_call_out)
-            elif call.arguments is None:
-                content = f"error: the arguments were not a JSON object ({call.error or '?'})"
-            elif call.name in SUBMISSION_TOOLS:
-                content, is_error, done = self._submission(call)
-                if done is not None:
-                    return done
-            elif final:
-                content = prompts.FINAL_PHASE_REFUSAL
-            elif exploration >= self.budget.max_parallel_calls:
-                content = (
-                    f"not run: at most {self.budget.max_parallel_calls} tool calls run per turn; "
-                    "send this call again in your next turn"
-                )
-            else:
-                exploration += 1
-                res = self.toolbox.call(call.name, call.arguments)
-                self.use.tool_calls += 1
-                self.emit("tool_call", {"id": call.id, **res.entry.as_dict()})
-                content, is_error = res.content, res.is_error
-                size = self.cm.message_tokens(Message("tool", content))
-                if shown and shown + size > turn_budget:
-                    content = prompts.result_withheld(call.name, size, shown)
-                shown += size
-                self._answer(call, content, is_error)
-                continue
-            self._log_tool(call, content, is_error=is_error)
-            self._answer(call, content, is_error)
-        if self.use.truncations > MAX_TRUNCATIONS:
-            return self.outcome("failed", f"replies kept being cut at {max_out} output tokens")
-        return None
-
-    def _answer(self, call: ToolCall, content: str, is_error: bool) -> None:
-        self.messages.append(
-            Message("tool", content, tool_call_id=call.id, name=call.name, is_error=is_error)
-        )
-
-    def _submission(self, call: ToolCall) -> tuple[str, bool, GraderOutcome | None]:
-        args = call.arguments or {}
-        if call.name == GRADE:
-            alias, problems = self.builder.grade(args)
-            key = f"grade {alias}"
-            if not problems:
-                left = self.builder.missing()
-                return prompts.grade_accepted(alias, left), False, None
-            what = f"grade_candidate for {alias}"
-        else:
-            self.use.wall_seconds = round(self.clock() - self.started, 3)
-            problems = self.builder.rank(args, self.use.verdict_fields())
-            key = "ranking"
-            if not problems:
-                self._log_tool(call, "verdict accepted", is_error=False)
-                return "verdict accepted", False, self.outcome("ok")
-            what = "submit_ranking"
-        self.problems = problems
-        self.rejections[key] += 1
-        if self.rejections[key] > self.max_reasks:
-            self._log_tool(call, problem_text(problems), is_error=True)
-            return (
-                "",
-                True,
-                self.outcome(
-                    "failed", f"{what} rejected {self.rejections[key]} times: {problems[0]}"
-                ),
-            )
-        regrade: list[str] = []
-        fix_ranking = call.name == RANK
-        if call.name == RANK:
-            regrade = sorted(
-                {
-                    p.where.split("/")[1]
-                    for p in problems
-                    if p.where.startswith("candidates/") and p.code not in RANKING_CODES
-                }
-            )
-            fix_ranking = not regrade or any(
-                p.code in RANKING_CODES or not p.where.startswith("candidates/") for p in problems
-            )
-        text = prompts.rejected(
-            what, problem_text(problems), self.max_reasks - self.rejections[key] + 1,
-            regrade=regrade, fix_ranking=fix_ranking,
-        )  # fmt: skip
-        return text, True, None
-
-    def _log_tool(self, call: ToolCall, content: str, *, is_error: bool) -> None:
-        self.use.tool_calls += 1
-        args = call.arguments if call.arguments is not None else call.raw_arguments
-        entry = self.toolbox.record(call.name, args, content, is_error=is_error)
-        self.emit("tool_call", {"id": call.id, **entry.as_dict()})
 
     def _note(self, est: int) -> None:
         self.use.wall_seconds = round(self.clock() - self.started, 3)
