@@ -9,14 +9,14 @@ from __future__ import annotations
 import random
 import string
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
 from grading.grader import render
-from grading.grader.inputs import CandidateInput, GroupInput
+from grading.grader.inputs import CandidateInput, Event, GroupInput
 from grading.grader.patchinfo import PatchIndex, parse_patch
 from grading.grader.protocol import SUBMISSION_TOOLS
 from grading.grader.sandbox.base import Limits, Sandbox, SandboxError
@@ -75,6 +75,9 @@ class Toolbox:
     limits: Limits = field(default_factory=Limits)
     output_cap: int = render.OUTPUT_CAP
     log: list[ToolLogEntry] = field(default_factory=list)
+    # Hook for the shared pure redactor (agent/model identity in trajectories, issue 12): every
+    # trajectory event the grader sees passes through `_event` and so through this.
+    redact_event: Callable[[Event], Event] | None = None
 
     def __post_init__(self) -> None:
         self.diffs: dict[str, PatchIndex] = {
@@ -265,13 +268,17 @@ class Toolbox:
             f"candidates {a} and {b} file list", "\n".join(rows)
         )
 
+    def _redacted(self, event: Event) -> Event:
+        """The one place trajectory events pass before the grader sees or searches them."""
+        return self.redact_event(event) if self.redact_event is not None else event
+
     def _t_view_trajectory(
         self, *, candidate: str, start: int = 0, count: int = 20, entry: ToolLogEntry
     ) -> str:
         cand = self._cand(candidate)
         events = cand.event_slice(start, count)
         total = cand.event_count()
-        rows = [render.render_event(start + i, e) for i, e in enumerate(events)]
+        rows = [render.render_event(start + i, self._redacted(e)) for i, e in enumerate(events)]
         n = render.fit(rows, self.output_cap)
         last = start + n - 1
         head = f"trajectory of {candidate}: events {start}-{last} of {total}"
@@ -298,6 +305,7 @@ class Toolbox:
         for i, event in cand.iter_events():
             if i < start:
                 continue
+            event = self._redacted(event)
             kind = render.event_kind(event).lower()
             error = q == "error" and render.is_error_event(event)
             if kind == q or error or q in render.event_text(event, 100_000).lower():

@@ -2,6 +2,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -191,3 +192,21 @@ def test_long_test_output_can_be_read_from_any_line(fx: Fixture) -> None:
     middle = box.call("view_test_results", {"candidate": "A", "start_line": int(m.group(1))})
     assert f"test_{int(m.group(1)) - 1} PASSED" in middle.content
     assert f"[line {m.group(1)}-" in middle.content and "continue at line" in middle.content
+
+
+def test_every_trajectory_event_passes_the_redaction_hook(fx: Fixture) -> None:
+    group = fx.group(repo=False)
+    events = [
+        {"type": "system", "content": "You are secret-model-7"},
+        {"type": "action", "content": "ls"},
+    ]
+    cand = CandidateInput("c", "", True, trajectory=events)
+
+    def hide(event: Any) -> Any:
+        return {**event, "content": str(event["content"]).replace("secret-model-7", "[model]")}
+
+    box = Toolbox(group, {"A": cand}, redact_event=hide)
+    shown = box.call("view_trajectory", {"candidate": "A"}).content
+    assert "secret-model-7" not in shown and "[model]" in shown
+    found = box.call("search_trajectory", {"candidate": "A", "query": "secret-model"}).content
+    assert found.startswith("0 matching events")
