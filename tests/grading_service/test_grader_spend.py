@@ -108,4 +108,5 @@ def test_cost_counts_cached_input_at_its_own_price(sample_group: Group, tmp_path
     assert float(run.cost_usd) == pytest.approx(expected, abs=2e-6)
     assert run.prompt_version == "v2" and not run.usage_estimated
     events = GraderEvent.objects.filter(run=run, kind="llm_call")
-    assert sum(float(e.cost_usd) for e in events) == pytest.approx(expected, abs=1e-5)
+    per_call = [float(e.cost_usd or 0) for e in events]
+    assert sum(per_call) == pytest.approx(expected, abs=1e-5)
