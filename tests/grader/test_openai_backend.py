@@ -385,3 +385,14 @@ def test_the_served_window_is_read_from_models(http_client, sleeps):
     finally:
         server.stop()
     assert limits.context_window == 131072 and "max_model_len" in limits.source
+
+
+def test_openai_itself_gets_max_completion_tokens_even_for_chat_models():
+    official = OpenAICompatBackend("https://api.openai.com/v1", "k", "gpt-fake")
+    local = OpenAICompatBackend("http://127.0.0.1:8000/v1", "", "qwen")
+    assert (official.limit_parameter, local.limit_parameter) == (
+        "max_completion_tokens",
+        "max_tokens",
+    )
+    official.close()
+    local.close()

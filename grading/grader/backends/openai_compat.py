@@ -2,8 +2,9 @@
 
 Per configuration (`reasoning`): reasoning models get `max_completion_tokens` and no
 `temperature` (OpenAI's reasoning models reject both `max_tokens` and a temperature other than
-the default) and may get `reasoning_effort`; other models get `max_tokens`, which every
-compatible server accepts (`limit_parameter` names another). Answers are streamed with
+the default) and may get `reasoning_effort`. So does every model on api.openai.com, which
+deprecated `max_tokens`; other servers get `max_tokens`, which every compatible server accepts
+(`limit_parameter` names another). Answers are streamed with
 `stream_options.include_usage`; a server that reports no usage gets our tokenizer's estimate,
 flagged. vLLM/SGLang reasoning (`reasoning`, formerly `reasoning_content`) is kept in the
 transcript but not sent back: chat templates drop it, and some servers refuse it as input.
@@ -57,8 +58,10 @@ class OpenAICompatBackend(HttpBackend):
         super().__init__(base_url, api_key, model, **options)
         self.reasoning = reasoning
         self.reasoning_effort = reasoning_effort
+        # OpenAI itself deprecated max_tokens, and its newer models refuse it.
+        official = "api.openai.com" in self.base_url
         self.limit_parameter = limit_parameter or (
-            "max_completion_tokens" if reasoning else "max_tokens"
+            "max_completion_tokens" if reasoning or official else "max_tokens"
         )
         self._ids: set[str] = set()
 
