@@ -55,10 +55,10 @@ def _read(messages: Sequence[Message], memory: dict[str, str], final: bool) -> _
                 if c.name not in SUBMISSION_TOOLS:
                     st.calls[c.id] = (c.name, c.arguments or {})
         elif m.role == "tool" and m.tool_call_id in st.calls:
-            content = memory.setdefault(m.tool_call_id, m.content)
-            if content.startswith("not run:"):  # refused by the per-turn cap: ask again
+            if m.content.startswith(("not run:", "not shown:")):  # per-turn limits: ask again
                 del st.calls[m.tool_call_id]
                 continue
+            content = memory.setdefault(m.tool_call_id, m.content)
             name, args = st.calls[m.tool_call_id]
             st.results.append((name, args, content))
         elif m.role == "user" and not st.user_text:
