@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grading.grader.analysis.inputs import AnalysisInput, CandidatePatch
+from grading.grader.analysis.views import Reader
 
 
 class DevsetError(ValueError):
@@ -32,6 +33,7 @@ class Label:
 class Task:
     instance_id: str
     repo: str
+    base_commit: str
     problem_statement: str
     reference_patch: str
     test_patch: str
@@ -40,13 +42,16 @@ class Task:
     submissions: dict[str, int]  # sha256 -> how many runs submitted it
     labels: dict[str, dict[str, Label]]  # rater -> sha256 -> label
 
-    def analysis_input(self, *, reference: bool = True) -> AnalysisInput:
+    def analysis_input(
+        self, *, reference: bool = True, read_base: Reader | None = None
+    ) -> AnalysisInput:
         return AnalysisInput(
             candidates=[CandidatePatch(sha, text) for sha, text in sorted(self.patches.items())],
             reference_patch=self.reference_patch if reference else None,
             problem_statement=self.problem_statement,
             test_patch=self.test_patch,
             test_names=self.test_names,
+            read_base=read_base,
         )
 
 
@@ -124,6 +129,7 @@ def load(folder: Path, *, reviewed_only: bool = True) -> list[Task]:
             Task(
                 instance_id=iid,
                 repo=_field(row, "repo", str, where),
+                base_commit=_field(row, "base_commit", str, where),
                 problem_statement=_field(row, "problem_statement", str, where),
                 reference_patch=_field(row, "gold_patch", str, where),
                 test_patch=_field(row, "test_patch", str, where),

@@ -16,7 +16,6 @@ from grading.grader.analysis.model import (
     Severity,
     load_default_fit,
     rank,
-    rank_score,
 )
 
 
@@ -92,7 +91,7 @@ def weigh(
     tiers = [model.tier(s) for s in scores]
     sizes = [ctx.patches[k].changed_lines() for k in keys]
     same = [ctx.patches[k].normalised for k in keys]
-    ranks = rank([rank_score(model, v) for v in values], tiers, sizes, same)
+    ranks = rank(scores, tiers, sizes, same)
     results = {}
     for i, k in enumerate(keys):
         contribs = []

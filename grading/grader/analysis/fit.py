@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from grading.grader.analysis.catalogue import NAMES
-from grading.grader.analysis.model import LinearModel, policy_floor, rank, rank_score
+from grading.grader.analysis.model import LinearModel, policy_floor, rank
 
 CUT_SCALE = 10.0
 
@@ -96,7 +96,7 @@ def fit_model(
     while True:
         z, y, w = _design(samples, active, pair_share)
         if len(set(y.tolist())) < 2:
-            return policy_floor(LinearModel(dict.fromkeys(features, 0.0), (0.5, 1.0)))
+            raise ValueError("the labels use a single tier: nothing to fit")
         lr = LogisticRegression(
             C=c, fit_intercept=False, solver="newton-cholesky", max_iter=1000, tol=1e-10
         )
@@ -107,11 +107,13 @@ def fit_model(
             active.pop(int(np.argmin(weights)))
             continue
         break
-    low, high = sorted(float(v) for v in cuts)
+    # Rounded so the artefact reads the same on every machine (BLAS may differ in the last bits).
+    low, high = sorted(round(float(v), 6) for v in cuts)
     model = LinearModel(
-        {f: float(max(weights[active.index(f)], 0.0)) if f in active else 0.0 for f in features},
+        {f: round(max(float(weights[active.index(f)]), 0.0), 6) if f in active else 0.0
+         for f in features},
         (low, high),
-    )
+    )  # fmt: skip
     return policy_floor(model)
 
 
@@ -119,7 +121,7 @@ def predict(model: LinearModel, samples: Sequence[Sample]) -> dict[str, Predicti
     """Tier and rank of one task's candidates (keys must be distinct)."""
     scores = [model.score(s.values) for s in samples]
     tiers = [model.tier(v) for v in scores]
-    ranks = rank([rank_score(model, s.values) for s in samples], tiers, [s.size for s in samples],
+    ranks = rank(scores, tiers, [s.size for s in samples],
                  [s.same if s.same is not None else s.key for s in samples])  # fmt: skip
     return {s.key: Prediction(scores[i], tiers[i], ranks[i]) for i, s in enumerate(samples)}
 

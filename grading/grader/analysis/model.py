@@ -36,8 +36,6 @@ class LinearModel:
     cuts: tuple[float, float]
 
     def __post_init__(self) -> None:
-        if set(self.weights) - set(NAMES):
-            raise FitError(f"unknown features: {sorted(set(self.weights) - set(NAMES))}")
         if any(not math.isfinite(w) or w < 0 for w in self.weights.values()):
             raise FitError("weights must be finite and non-negative")
         low, high = self.cuts
@@ -77,6 +75,20 @@ class Fit:
     def model(self, mode: Mode) -> LinearModel:
         return self.reference if mode == "reference" else self.consensus
 
+    def same_as(self, other: Fit, tol: float = 1e-6) -> bool:
+        """Same version, features and (within `tol`) weights and cuts: a reproduced fit."""
+        if (self.version, self.features) != (other.version, other.features):
+            return False
+        for mode in ("reference", "consensus"):
+            a, b = self.model(mode), other.model(mode)  # type: ignore[arg-type]
+            if set(a.weights) != set(b.weights):
+                return False
+            pairs = [(a.weights[n], b.weights[n]) for n in a.weights]
+            pairs += list(zip(a.cuts, b.cuts, strict=True))
+            if any(abs(x - y) > tol for x, y in pairs):
+                return False
+        return True
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["features"] = list(self.features)
@@ -91,9 +103,12 @@ class Fit:
     def from_dict(cls, data: Mapping[str, Any]) -> Fit:
         if data.get("schema") != SCHEMA:
             raise FitError(f"schema must be {SCHEMA!r}, not {data.get('schema')!r}")
-        missing = set(NAMES) - set(data.get("features", ()))
-        if missing:
-            raise FitError(f"fit lacks features this engine measures: {sorted(missing)}")
+        features = set(data.get("features", ()))
+        if features != set(NAMES):
+            raise FitError(
+                "fit features differ from the engine's: missing "
+                f"{sorted(set(NAMES) - features)}, unknown {sorted(features - set(NAMES))}"
+            )
         try:
             models = {
                 mode: LinearModel(
@@ -136,23 +151,17 @@ def policy_floor(model: LinearModel, one: float = math.log1p(1)) -> LinearModel:
     """Give every exploit feature at least the weight that makes one occurrence severe."""
     floor = model.cuts[1] / one * (1 + 1e-6) if model.cuts[1] > 0 else 1.0
     weights = dict(model.weights)
-    for name, spec in BY_NAME.items():
-        if spec.policy_severe:
-            weights[name] = max(weights.get(name, 0.0), floor)
+    for name in weights:
+        if name in BY_NAME and BY_NAME[name].policy_severe:
+            weights[name] = max(weights[name], floor)
     return LinearModel(weights, model.cuts)
-
-
-def rank_score(model: LinearModel, values: Mapping[str, float]) -> float:
-    """The score that orders a tier: the whole score without the policy-severe findings, which
-    already decided the tier (among T3 candidates the better underlying fix ranks first)."""
-    return model.score(values)
 
 
 def rank(
     scores: Sequence[float], tiers: Sequence[int], sizes: Sequence[int], same: Sequence[object]
 ) -> list[int]:
-    """Rank in tier (1 = best) by `scores` (rank scores), then by smaller change; only candidates
-    with the same normalised change (`same`) share a rank. One rank per candidate, in order."""
+    """Rank in tier (1 = best) by score, then by smaller change; only candidates with the same
+    normalised change (`same`) share a rank. One rank per candidate, in input order."""
     order = sorted(range(len(scores)), key=lambda i: (tiers[i], scores[i], sizes[i], i))
     ranks = [0] * len(scores)
     position: dict[int, int] = {}
