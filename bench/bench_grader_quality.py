@@ -45,7 +45,6 @@ from grading.grader.analysis.engine import analyse_group  # noqa: E402
 from grading.grader.analysis.fit import (  # noqa: E402
     Prediction,
     Sample,
-    fit_model,
     leave_one_task_out,
 )
 from grading.grader.analysis.fit_default import SETTINGS, samples  # noqa: E402
@@ -129,23 +128,26 @@ def fmt(ci, digits: int = 2) -> str:  # type: ignore[no-untyped-def]
 
 def mirror_reader(mirrors: Path, task: Task) -> Callable[[str], str | None] | None:
     owner, _, name = task.repo.partition("/")
-    for cand in (mirrors / owner / name, mirrors / f"{owner}__{name}", mirrors / name):
-        if cand.exists():
-            cache: dict[str, str | None] = {}
-
-            def read(path: str, repo: Path = cand) -> str | None:
-                if path not in cache:
-                    done = subprocess.run(
-                        ["git", "--git-dir", str(_git_dir(repo)), "show", f"{task.base_commit}:{path}"],
-                        capture_output=True, check=False,
-                    )  # fmt: skip
-                    cache[path] = (
-                        done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
-                    )
-                return cache[path]
-
-            return read
+    for repo in (mirrors / owner / name, mirrors / f"{owner}__{name}", mirrors / name):
+        if repo.exists():
+            return _GitReader(_git_dir(repo), task.base_commit)
     return None
+
+
+class _GitReader:
+    """Files at the base commit of a local mirror (`git show`), cached."""
+
+    def __init__(self, git_dir: Path, commit: str) -> None:
+        self.git_dir, self.commit = git_dir, commit
+        self.cache: dict[str, str | None] = {}
+
+    def __call__(self, path: str) -> str | None:
+        if path not in self.cache:
+            cmd = ["git", "--git-dir", str(self.git_dir), "show", f"{self.commit}:{path}"]
+            done = subprocess.run(cmd, capture_output=True, check=False)
+            ok = done.returncode == 0
+            self.cache[path] = done.stdout.decode("utf-8", "replace") if ok else None
+        return self.cache[path]
 
 
 def _git_dir(repo: Path) -> Path:
@@ -178,8 +180,11 @@ def main() -> int:
         print(f"mirrors found for {len(readers)} of {len(tasks)} tasks")
         mirrored = samples(tasks, reference=True, readers=readers)
         graders["analysis + mirrors (held out)"] = leave_one_task_out(mirrored, **SETTINGS)
-    refs = {"consensus": ratings(with_ref, graders["heuristic (rules)"])[1],
-            "rater-1": rater(with_ref, "rater-1"), "rater-2": rater(with_ref, "rater-2")}  # fmt: skip
+    refs = {
+        "consensus": ratings(with_ref, graders["heuristic (rules)"])[1],
+        "rater-1": rater(with_ref, "rater-1"),
+        "rater-2": rater(with_ref, "rater-2"),
+    }
     as_ratings = {name: ratings(with_ref, p)[0] for name, p in graders.items()}
     n = args.resamples
 
@@ -259,8 +264,8 @@ def _timing(data: Path) -> None:
           "patches only, median of 5)")  # fmt: skip
     for name, sec in times.items():
         print(f"  {name}: {sec * 1000:.0f} ms")
-    print(f"  ratio analysis / heuristic: {times['analysis grader'] / times['heuristic rules']:.1f}x"
-          " (target: analysis <= 3 s)")  # fmt: skip
+    ratio = times["analysis grader"] / times["heuristic rules"]
+    print(f"  ratio analysis / heuristic: {ratio:.1f}x (target: analysis <= 3 s)")
 
 
 if __name__ == "__main__":
