@@ -1,6 +1,6 @@
 """Make (or check) the analysis grader's shipped default fit from the reviewed SWE-bench groups.
 
-    .venv/bin/python -m review.analysis_fit          # rewrite grading/grader/analysis/default_fit.json
+    .venv/bin/python -m review.analysis_fit          # rewrite the shipped default_fit.json
     .venv/bin/python -m review.analysis_fit --check  # exit 1 if the shipped file is stale
     .venv/bin/python -m review.analysis_fit --data ../shared/data/swebench-groups --out FILE
 

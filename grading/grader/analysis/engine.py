@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from grading.grader.analysis.catalogue import BY_NAME, NAMES
+from grading.grader.analysis.diff import Patch
 from grading.grader.analysis.features import extract
 from grading.grader.analysis.group import GroupContext
-from grading.grader.analysis.inputs import AnalysisInput, CodeRef, Observation
+from grading.grader.analysis.inputs import AnalysisInput, CodeRef, Observation, runs
 from grading.grader.analysis.model import (
     Fit,
     LinearModel,
@@ -42,6 +43,8 @@ class CandidateResult:
     changed_lines: int
     contributions: tuple[Contribution, ...]  # non-zero ones, largest first
     observations: Mapping[str, Observation]
+    # The patch could not be read as a diff: nothing can vouch for it, so it ranks last in T3.
+    unreadable: bool = False
 
     @property
     def severe(self) -> tuple[Contribution, ...]:
@@ -63,6 +66,9 @@ class GroupResult:
     candidates: dict[str, CandidateResult]
     ordering: list[str]  # best first
     ties: list[list[str]]  # candidates with the same normalised change
+    cuts: tuple[float, float]  # the model's tier cuts (T2 from the first, T3 from the second)
+    # One changed line per candidate, for judgements whose feature has no line of its own.
+    fallback: dict[str, CodeRef]
 
 
 def observe(inp: AnalysisInput) -> tuple[Mode, GroupContext, dict[str, dict[str, Observation]]]:
@@ -88,6 +94,11 @@ def weigh(
     keys = list(observed)
     values = [{n: o.value for n, o in observed[k].items()} for k in keys]
     scores = [model.score(v) for v in values]
+    unreadable = [not ctx.patches[k].files for k in keys]
+    worst = max([s for s, bad in zip(scores, unreadable, strict=True) if not bad], default=0.0)
+    scores = [
+        worst + model.cuts[1] + 1 if bad else s for s, bad in zip(scores, unreadable, strict=True)
+    ]
     tiers = [model.tier(s) for s in scores]
     sizes = [ctx.patches[k].changed_lines() for k in keys]
     same = [ctx.patches[k].normalised for k in keys]
@@ -108,9 +119,22 @@ def weigh(
             )  # fmt: skip
         contribs.sort(key=lambda c: -c.contribution)
         results[k] = CandidateResult(k, round(scores[i], 6), tiers[i], ranks[i], sizes[i],
-                                     tuple(contribs), observed[k])  # fmt: skip
+                                     tuple(contribs), observed[k], unreadable[i])  # fmt: skip
     ordering = sorted(keys, key=lambda k: (results[k].tier, results[k].rank_in_tier, k))
     groups: dict[object, list[str]] = {}
     for k in ordering:
         groups.setdefault(ctx.patches[k].normalised, []).append(k)
-    return GroupResult(mode, version, results, ordering, [g for g in groups.values() if len(g) > 1])
+    ties = [g for g in groups.values() if len(g) > 1]
+    fallback = {k: ref for k in keys if (ref := _first_change(k, ctx.patches[k])) is not None}
+    return GroupResult(mode, version, results, ordering, ties, model.cuts, fallback)
+
+
+def _first_change(key: str, patch: Patch) -> CodeRef | None:
+    for fp in patch.files:
+        if fp.added:
+            (start, end), *_ = runs(sorted(fp.added))
+            return CodeRef(key, fp.path, start, end, "post")
+        if fp.removed:
+            (start, end), *_ = runs(sorted(fp.removed))
+            return CodeRef(key, fp.source_path or fp.path, start, end, "pre")
+    return None

@@ -97,11 +97,16 @@ class GroupContext:
 
     @cached_property
     def test_literals(self) -> set[str]:
-        """Literal values in the test patch's added lines and in the test ids' parameters."""
+        """Literal values of the tests: the test patch's added lines, the deciding test files
+        at the base commit (with a repository) and the test ids' parameters."""
         out: set[str] = set()
         for fp in self.test_patch.files:
             if fp.path.endswith(".py"):
                 out |= pyfacts.literals(synthesize(self.post(fp)), set(fp.added))
+        for path in sorted(self.test_paths):
+            view = self.base(path)
+            if view is not None and view.complete and path.endswith(".py"):
+                out |= pyfacts.all_literals(synthesize(view))
         for test_id in self.inp.test_names:
             name = test_id.rsplit("::", 1)[-1]
             params = re.findall(r"\[(.+)\]$", name)

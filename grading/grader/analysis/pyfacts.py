@@ -120,7 +120,7 @@ def fallbacks(syn: Synthetic, added: set[int]) -> list[tuple[int, str]]:
             ops = node.test.ops
             if len(ops) == 1 and isinstance(ops[0], ast.Is | ast.IsNot):
                 const = node.orelse if isinstance(ops[0], ast.IsNot) else node.body
-        if const is not None and literal(const) is not None:
+        if const is not None and _fold(const) is not None:
             out.append((line, ast.unparse(node)))
     return out
 
