@@ -176,7 +176,7 @@ def main() -> int:
         "smaller diff (held out)": smaller_diff(with_ref),
     }
     if args.mirrors:
-        readers = {t.instance_id: r for t in tasks if (r := mirror_reader(args.mirrors, t))}
+        readers = {t.instance_id: rd for t in tasks if (rd := mirror_reader(args.mirrors, t))}
         print(f"mirrors found for {len(readers)} of {len(tasks)} tasks")
         mirrored = samples(tasks, reference=True, readers=readers)
         graders["analysis + mirrors (held out)"] = leave_one_task_out(mirrored, **SETTINGS)

@@ -80,7 +80,7 @@ class Fit:
         if (self.version, self.features) != (other.version, other.features):
             return False
         for mode in ("reference", "consensus"):
-            a, b = self.model(mode), other.model(mode)  # type: ignore[arg-type]
+            a, b = self.model(mode), other.model(mode)
             if set(a.weights) != set(b.weights):
                 return False
             pairs = [(a.weights[n], b.weights[n]) for n in a.weights]
