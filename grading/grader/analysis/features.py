@@ -8,6 +8,7 @@ import re
 import warnings
 from collections import Counter
 from collections.abc import Iterable
+from functools import partial
 
 from grading.grader.analysis import analysers, pyfacts
 from grading.grader.analysis.catalogue import NAMES
@@ -54,7 +55,7 @@ def _candidate(
     ev = Evidence(key)
     counts: Counter[str] = Counter()
     values = locality(ctx, key, mine, others, ref, ev)
-    post_files: list[tuple[str, Synthetic]] = []
+    post_files: list[tuple[str, Synthetic, Synthetic]] = []  # (path, whole, near the changes)
     pre_files: list[tuple[str, Synthetic]] = []
     for fp in patch.files:
         if fp.is_binary:
@@ -68,8 +69,8 @@ def _candidate(
             _tests(ctx, fp, counts, ev)
             continue
         if fp.path.endswith(".py") and not fp.is_deleted:
-            pre, post = _python_file(ctx, fp, counts, ev)
-            post_files.append((fp.path, post))
+            pre, post, near = _python_file(ctx, fp, counts, ev)
+            post_files.append((fp.path, post, near))
             if pre is not None and fp.source_path:
                 pre_files.append((fp.source_path, pre))
         _reformatting(fp, counts, ev)
@@ -89,11 +90,13 @@ def _candidate(
 
 def _python_file(
     ctx: GroupContext, fp: FilePatch, counts: Counter[str], ev: Evidence
-) -> tuple[Synthetic | None, Synthetic]:
+) -> tuple[Synthetic | None, Synthetic, Synthetic]:
     path = fp.path
     added = set(fp.added)
+    _, touched = unchanged_pairs(fp)  # old lines re-indented: not new code
     pre = ctx.base_syn(fp.source_path) if fp.source_path else None
-    post = synthesize(ctx.post(fp))
+    post = ctx.post_syn(fp)
+    near = ctx.post_near(fp)
     pre_or_empty = pre if pre is not None else Synthetic([], [], None, True)
     limit = ctx.line_limit(fp.source_path or path) or 10**6
 
@@ -102,13 +105,16 @@ def _python_file(
     ) -> list[analysers.Finding]:
         return analysers.new_findings(found_post, found_pre, added)
 
-    for f in new(
-        analysers.pyflakes_findings(post, path), analysers.pyflakes_findings(pre_or_empty, path)
-    ):
+    flakes_pre = pre_or_empty.cached(
+        ("pyflakes", path), lambda: analysers.pyflakes_findings(pre_or_empty, path)
+    )
+    for f in new(analysers.pyflakes_findings(post, path), flakes_pre):
         counts["lint_new"] += 1
         ev.cite("lint_new", path, [f.line], "post", f"pyflakes: {f.message}")
-    style_pre = analysers.style_findings(pre_or_empty, limit)
-    for f in new(analysers.style_findings(post, limit), style_pre):
+    style_pre = pre_or_empty.cached(
+        ("style", limit), lambda: analysers.style_findings(pre_or_empty, limit)
+    )
+    for f in new(analysers.style_findings(near, limit), style_pre):
         name = {"E501": "long_lines", "W291": "whitespace_lines", "W293": "whitespace_lines",
                 "W191": "indentation"}.get(f.code, "indentation")  # fmt: skip
         counts[name] += 1
@@ -119,31 +125,39 @@ def _python_file(
     facts = [
         ("debug_output", pyfacts.debug_calls(post, added), "debug output"),
         ("local_imports", pyfacts.local_imports(post, added), "import inside a function"),
-        ("exception_handlers", pyfacts.except_handlers(post, added), "new except clause"),
+        (
+            "exception_handlers",
+            pyfacts.except_handlers(post, added, added - touched),
+            "new except clause around existing code, or catching everything",
+        ),
     ]
-    if pre is not None and pyfacts.debug_calls(pre, {n for n in pre.real if n}):
+    if pre is not None and pre.cached("prints", lambda: pyfacts.debug_calls(pre, _every(pre))):
         facts = facts[1:]  # the module already prints: printing is its job
     for name, lines, note in facts:
         counts[name] += len(lines)
         ev.cite(name, path, lines, "post", note if lines else "")
-    before = {
-        text for _, text in pyfacts.fallbacks(pre_or_empty, {n for n in pre_or_empty.real if n})
-    }
+    before = pre_or_empty.cached("fallbacks", lambda: {
+        text for _, text in pyfacts.fallbacks(pre_or_empty, _every(pre_or_empty))
+    })  # fmt: skip
     for line, text in pyfacts.fallbacks(post, added):
         if text not in before:
             counts["fallback_default"] += 1
             ev.cite("fallback_default", path, [line], "post", f"falls back: {text}")
     # A literal the file already had, or a name of its own code (a parameter compared by name),
     # is the code's vocabulary, not a value taken from the tests.
-    known = pyfacts.all_literals(pre_or_empty) | {
+    known = pre_or_empty.cached("known", lambda: pyfacts.all_literals(pre_or_empty) | {
         f"s:{n}" for n in pyfacts.identifiers(pre_or_empty)
-    }
+    })  # fmt: skip
     for line, lit in pyfacts.special_cases(post, added, ctx.test_literals - known):
         counts["special_casing"] += 1
         ev.cite("special_casing", path, [line], "post", f"special-cases {lit[2:]!r} from the tests")
     _surface(fp, pre_or_empty, post, counts, ev)
-    _words(post, added, path, counts, ev)
-    return pre, post
+    _words(near, added, path, counts, ev)
+    return pre, post, near
+
+
+def _every(syn: Synthetic) -> set[int]:
+    return {n for n in syn.real if n is not None}
 
 
 def _syntax_for(
@@ -275,7 +289,7 @@ def _dead_code(
     ctx: GroupContext,
     patch: Patch,
     pre_files: list[tuple[str, Synthetic]],
-    post_files: list[tuple[str, Synthetic]],
+    post_files: list[tuple[str, Synthetic, Synthetic]],
     counts: Counter[str],
     ev: Evidence,
 ) -> None:
@@ -283,8 +297,9 @@ def _dead_code(
     it (the old copy left in place beside its replacement)."""
     if not post_files:
         return
-    pre = analysers.vulture_findings(pre_files)
-    post = analysers.vulture_findings(post_files)
+    pre = ctx.cached(("vulture", tuple(p for p, _ in pre_files)),
+                     lambda: analysers.vulture_findings(pre_files))  # fmt: skip
+    post = analysers.vulture_findings([(path, near) for path, _, near in post_files])
     by_path = {fp.path: fp for fp in patch.files}
     for path, findings in post.items():
         fp = by_path[path]
@@ -293,14 +308,15 @@ def _dead_code(
             if f.code == "unreachable_code":
                 counts["dead_code"] += 1
                 ev.cite("dead_code", path, [f.line], "post", f.message)
-    for path, post_syn in post_files:
+    for path, post_syn, _ in post_files:
         fp = by_path[path]
         pre_syn = next((s for p, s in pre_files if p == fp.source_path), None)
         if pre_syn is None:
             continue
-        was_unused = pyfacts.unused_local_defs(pre_syn)
-        existed = {f"{o}.{i}" for o, i in _nested_defs(pre_syn)}
-        for name, line in pyfacts.unused_local_defs(post_syn).items():
+        was_unused, existed = pre_syn.cached("local_defs", partial(_local_defs, pre_syn))
+        # A nested def can only lose its last use in a function the patch changes.
+        changed = {n for h in fp.hunks for n in range(h.new_start, h.new_start + h.new_len + 1)}
+        for name, line in pyfacts.unused_local_defs(post_syn, changed).items():
             if name in existed and name not in was_unused:
                 counts["dead_code"] += 1
                 cited = (
@@ -309,6 +325,11 @@ def _dead_code(
                 ev.cite(
                     "dead_code", path, cited, "post", f"{name} is left in place but no longer used"
                 )
+
+
+def _local_defs(syn: Synthetic) -> tuple[dict[str, int], set[str]]:
+    """Unused nested defs and every nested def (`outer.inner`) of a base file."""
+    return pyfacts.unused_local_defs(syn), {f"{o}.{i}" for o, i in _nested_defs(syn)}
 
 
 def _nested_defs(syn: Synthetic) -> list[tuple[str, str]]:

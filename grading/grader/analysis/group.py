@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, TypeVar, cast
 
 from grading.grader.analysis import pyfacts
 from grading.grader.analysis.diff import FilePatch, Patch, parse
@@ -19,6 +21,8 @@ from grading.grader.analysis.paths import (
 from grading.grader.analysis.scopes import ScopeIndex
 from grading.grader.analysis.views import FileView, Synthetic, base_view, post_view, synthesize
 
+T = TypeVar("T")
+_NEAR = 20  # lines kept on each side of an added line by `post_near`
 _TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _CALLED = re.compile(r"\b([A-Za-z_]\w{2,})\s*\(")
@@ -32,6 +36,7 @@ class GroupContext:
     reference: Patch | None = field(init=False)
     _base: dict[str, FileView | None] = field(default_factory=dict, init=False)
     _base_syn: dict[str, Synthetic] = field(default_factory=dict, init=False)
+    _memo: dict[object, Any] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.patches = {c.key: parse(c.patch) for c in self.inp.candidates}
@@ -66,8 +71,27 @@ class GroupContext:
             self._base_syn[path] = synthesize(view)
         return self._base_syn[path]
 
+    def cached(self, key: object, compute: Callable[[], T]) -> T:
+        """A result shared by the group's candidates (analyses of the base files)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return cast(T, self._memo[key])
+
     def post(self, fp: FilePatch) -> FileView:
-        return post_view(self.base(fp.source_path), fp)
+        return self.cached(("post", id(fp)), lambda: post_view(self.base(fp.source_path), fp))
+
+    def post_syn(self, fp: FilePatch) -> Synthetic:
+        return self.cached(("post_syn", id(fp)), lambda: synthesize(self.post(fp)))
+
+    def post_near(self, fp: FilePatch) -> Synthetic:
+        """The post file near the added lines, for checks whose findings only count there
+        (style, unreachable code, comments): a whole file is cut to its changed regions so
+        a large module is not re-checked in full for every candidate."""
+        view = self.post(fp)
+        if not view.complete or view.max_line() <= 2 * _NEAR:
+            return self.post_syn(fp)
+        keep = {n for a in fp.added for n in range(a - _NEAR, a + _NEAR + 1) if n in view.lines}
+        return synthesize(FileView({n: view.lines[n] for n in sorted(keep)}, False))
 
     def pre_scopes(self, path: str) -> ScopeIndex | None:
         view = self.base(path)

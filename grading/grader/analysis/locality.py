@@ -9,6 +9,7 @@ call) is not off target for being alone there.
 
 from __future__ import annotations
 
+import ast
 import math
 import statistics
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ from grading.grader.analysis.diff import FilePatch, Patch
 from grading.grader.analysis.group import GroupContext
 from grading.grader.analysis.inputs import Evidence, Side
 from grading.grader.analysis.scopes import ScopeIndex, scopes_overlap
+from grading.grader.analysis.views import Synthetic
 
 Place = tuple[str, str]  # (path, scope)
 
@@ -49,21 +51,32 @@ def footprint(ctx: GroupContext, patch: Patch) -> Footprint:
             continue
         python = fp.path.endswith(".py")
         pre = ctx.pre_scopes(fp.source_path) if python and fp.source_path else None
-        post = ScopeIndex(ctx.post(fp)) if python else None
+        post = ScopeIndex(ctx.post(fp), _whole_tree(ctx.post_syn(fp))) if python else None
         same_removed, same_added = unchanged_pairs(fp)
         for n, text in sorted(fp.removed.items()):
-            if n in same_removed:
+            if n in same_removed or not code_of(text):
                 continue
             scope = pre.scope(n) if pre is not None else "<file>"
             fpr.places.setdefault((fp.source_path or fp.path, scope), []).append(("pre", n))
-            fpr.removed.append(f"{fp.path}\t{_norm(text)}")
+            fpr.removed.append(f"{fp.path}\t{code_of(text)}")
         for n, text in sorted(fp.added.items()):
-            if n in same_added:
+            if n in same_added or not code_of(text):
                 continue
             scope = post.scope(n) if post is not None else "<file>"
             fpr.places.setdefault((fp.path, scope), []).append(("post", n))
-            fpr.added.append(f"{fp.path}\t{_norm(text)}")
+            fpr.added.append(f"{fp.path}\t{code_of(text)}")
     return fpr
+
+
+def _whole_tree(syn: Synthetic) -> ast.Module | None:
+    """The synthetic's tree when it is the whole file unchanged (real lines = its lines)."""
+    return syn.tree if syn.complete and not syn.dropped else None
+
+
+def code_of(text: str) -> str:
+    """The line's code, whitespace-normalised, without its comment ("" for blank or comment-only
+    lines: comments are measured as noise, not as where the fix is)."""
+    return _norm(_strip_comment(text))
 
 
 def unchanged_pairs(fp: FilePatch) -> tuple[set[int], set[int]]:

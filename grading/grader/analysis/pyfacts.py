@@ -20,20 +20,32 @@ _TRIVIAL_NUMBERS = {-1, 0, 1, 2}
 TEST_ENVIRONMENT_MARKERS = frozenset({"s:PYTEST_CURRENT_TEST"})
 
 
-def _nodes(syn: Synthetic, lines: set[int]) -> Iterator[tuple[int, ast.AST, list[ast.AST]]]:
-    """(real line, node, ancestors) for every node that starts on one of `lines`."""
-    if syn.tree is None:
-        return
+Node = tuple[int, ast.AST, list[ast.AST]]
 
-    def walk(node: ast.AST, parents: list[ast.AST]) -> Iterator[tuple[int, ast.AST, list[ast.AST]]]:
+
+def _nodes(syn: Synthetic, lines: set[int]) -> Iterator[Node]:
+    """(real line, node, ancestors) for every node that starts on one of `lines`."""
+    for node in syn.cached("pyfacts.nodes", lambda: _walk(syn)):
+        if node[0] in lines:
+            yield node
+
+
+def _walk(syn: Synthetic) -> list[Node]:
+    """Every node with a real line, in tree order (walked once per source)."""
+    out: list[Node] = []
+    if syn.tree is None:
+        return out
+
+    def walk(node: ast.AST, parents: list[ast.AST]) -> None:
         for child in ast.iter_child_nodes(node):
             lineno = getattr(child, "lineno", None)
             real = syn.real_line(lineno) if lineno is not None else None
-            if real is not None and real in lines:
-                yield real, child, parents
-            yield from walk(child, [*parents, child])
+            if real is not None:
+                out.append((real, child, parents))
+            walk(child, [*parents, child])
 
-    yield from walk(syn.tree, [])
+    walk(syn.tree, [])
+    return out
 
 
 def literal(node: ast.AST) -> str | None:
@@ -105,8 +117,30 @@ def local_imports(syn: Synthetic, added: set[int]) -> list[int]:
     return out
 
 
-def except_handlers(syn: Synthetic, added: set[int]) -> list[int]:
-    return [line for line, node, _ in _nodes(syn, added) if isinstance(node, ast.ExceptHandler)]
+_BROAD = {"Exception", "BaseException"}
+
+
+def except_handlers(syn: Synthetic, added: set[int], fresh: set[int]) -> list[int]:
+    """New except clauses that can hide errors: bare or `Exception`-wide, or around code that
+    was already there (`fresh` are the added lines that are new code, not re-indented old lines;
+    an `except ImportError:` around a new import is not a fallback)."""
+    out = []
+    for line, node, parents in _nodes(syn, added):
+        if not isinstance(node, ast.ExceptHandler):
+            continue
+        caught = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
+        broad = node.type is None or any(
+            isinstance(t, ast.Name | ast.Attribute) and _name(t) in _BROAD for t in caught
+        )
+        body = parents[-1].body if parents and isinstance(parents[-1], ast.Try) else []
+        lines = {syn.real_line(stmt.lineno) for stmt in body} - {None}
+        if broad or any(n not in fresh for n in lines):
+            out.append(line)
+    return out
+
+
+def _name(node: ast.AST) -> str:
+    return node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
 
 
 def fallbacks(syn: Synthetic, added: set[int]) -> list[tuple[int, str]]:
@@ -174,13 +208,16 @@ def defs(syn: Synthetic, lines: set[int]) -> dict[str, tuple[int, str]]:
     return out
 
 
-def unused_local_defs(syn: Synthetic) -> dict[str, int]:
-    """Functions defined inside a function and never referenced in it: `outer.inner` -> line."""
+def unused_local_defs(syn: Synthetic, within: set[int] | None = None) -> dict[str, int]:
+    """Functions defined inside a function and never referenced in it: `outer.inner` -> line.
+    With `within`, only outer functions that span one of those real lines are read."""
     out: dict[str, int] = {}
     if syn.tree is None:
         return out
     for outer in ast.walk(syn.tree):
         if not isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if within is not None and not _spans(syn, outer, within):
             continue
         inner = [n for n in outer.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
         used = {n.id for n in ast.walk(outer) if isinstance(n, ast.Name)}
@@ -189,6 +226,11 @@ def unused_local_defs(syn: Synthetic) -> dict[str, int]:
             if fn.name not in used and line is not None:
                 out[f"{outer.name}.{fn.name}"] = line
     return out
+
+
+def _spans(syn: Synthetic, node: ast.stmt, lines: set[int]) -> bool:
+    first, last = syn.real_line(node.lineno), syn.real_line(node.end_lineno or node.lineno)
+    return first is not None and last is not None and any(first <= n <= last for n in lines)
 
 
 def identifiers(syn: Synthetic) -> set[str]:

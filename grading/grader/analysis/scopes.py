@@ -30,19 +30,22 @@ def scopes_overlap(a: str, b: str) -> bool:
 
 
 class ScopeIndex:
-    def __init__(self, view: FileView) -> None:
+    def __init__(self, view: FileView, tree: ast.Module | None = None) -> None:
         self.view = view
+        self.parsed = tree  # the whole file's tree when the caller already has it
 
     @cached_property
     def _tree(self) -> tuple[list[tuple[int, int, str]], list[ast.stmt]] | None:
         """(start, end, qualname) of every def/class and the top-level statements (whole file)."""
         if not self.view.complete:
             return None
-        text = "\n".join(self.view.lines[n] for n in sorted(self.view.lines)) + "\n"
-        try:
-            tree = _parse(text)
-        except SyntaxError:
-            return None
+        tree = self.parsed
+        if tree is None:
+            text = "\n".join(self.view.lines[n] for n in sorted(self.view.lines)) + "\n"
+            try:
+                tree = _parse(text)
+            except SyntaxError:
+                return None
         defs: list[tuple[int, int, str]] = []
 
         def walk(node: ast.AST, prefix: str) -> None:

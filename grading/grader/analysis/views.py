@@ -19,8 +19,11 @@ import re
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 from grading.grader.analysis.diff import FilePatch
+
+T = TypeVar("T")
 
 # Reads a file at the base commit; None when the file does not exist there.
 Reader = Callable[[str], str | None]
@@ -127,6 +130,13 @@ class Synthetic:
     tree: ast.Module | None
     complete: bool
     dropped: set[int] = field(default_factory=set)  # real lines the repair had to leave out
+    # Results computed once per source (the base file is shared by every candidate of a group).
+    memo: dict[object, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def cached(self, key: object, compute: Callable[[], T]) -> T:
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return cast(T, self.memo[key])
 
     @property
     def text(self) -> str:
