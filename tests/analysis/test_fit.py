@@ -1,10 +1,18 @@
 import json
 import math
 
+import numpy as np
 import pytest
+from sklearn.linear_model import LogisticRegression
 
-from grading.grader.analysis.catalogue import BY_NAME, NAMES
-from grading.grader.analysis.fit import Sample, fit_model, leave_one_task_out, predict
+from grading.grader.analysis.catalogue import BY_NAME, NAMES, T2_AT_MOST
+from grading.grader.analysis.fit import (
+    CUT_SCALE,
+    Sample,
+    fit_model,
+    leave_one_task_out,
+    predict,
+)
 from grading.grader.analysis.model import Fit, FitError, LinearModel, load_default_fit, rank
 
 
@@ -42,8 +50,71 @@ def test_exploit_features_are_severe_even_without_examples() -> None:
     model = fit_model(_samples())
     for name, spec in BY_NAME.items():
         if spec.policy_severe:
-            assert model.severity(model.contribution(name, math.log1p(1))) == "severe", name
-            assert model.tier(model.score({name: math.log1p(1)})) == 3
+            assert model.severity(name, model.contribution(name, math.log1p(1))) == "severe", name
+            assert model.tier({name: math.log1p(1)}) == 3
+
+
+def test_noise_and_style_make_t2_at_most_however_many() -> None:
+    samples = [
+        Sample(s.task, s.key, {**s.values, "long_lines": 2.0 * s.labels["r1"][0]}, s.labels, s.size)
+        for s in _samples()
+    ]
+    model = fit_model(samples)
+    assert model.weights["long_lines"] > 0
+    noisy = dict.fromkeys(T2_AT_MOST, 50.0)
+    assert model.score(noisy) > model.cuts[1]  # enough to be T3 if it counted towards T3
+    assert model.tier(noisy) == 2
+    assert all(model.severity(n, model.contribution(n, 50.0)) != "severe" for n in T2_AT_MOST)
+    assert model.tier({**noisy, "off_target": 50.0}) == 3  # the approach still can
+    uncapped = fit_model(samples, cap_style=False)
+    assert uncapped.tier(noisy) == 3
+
+
+def test_a_feature_the_labels_never_show_gets_the_weight_of_its_kind() -> None:
+    # target_uncovered (locality, like off_target and reference_distance) never occurs.
+    model = fit_model(_samples())
+    assert model.weights["target_uncovered"] > 0
+    kind = [model.weights[n] for n in ("off_target", "reference_distance")]
+    assert min(kind) / 10 < model.weights["target_uncovered"] < max(kind)
+    assert fit_model(_samples(), group_scale=0.0).weights["target_uncovered"] == 0.0
+
+
+def test_without_kinds_or_caps_it_is_sklearns_l2_logistic_regression() -> None:
+    """The same likelihood written out for scikit-learn: ordinal rows with the cut columns
+    scaled (so their penalty is CUT_SCALE² weaker) and each ordered pair as two mirrored rows."""
+    samples = []
+    for t in range(5):
+        rows_ = [
+            ({}, (1, 1)),
+            ({"reference_distance": 0.3 + 0.1 * t}, (1, 2)),
+            ({"off_target": 0.5, "reference_distance": 0.5}, (2, 1 + t % 2)),
+            ({"off_target": 1.0, "reference_distance": 0.4 + 0.1 * t}, (3 - t % 2, 1)),
+        ]
+        samples += [Sample(f"t{t}", f"c{i}", v, {"r1": lab, "r2": lab}, size=i)
+                    for i, (v, lab) in enumerate(rows_)]  # fmt: skip
+    features = ["off_target", "reference_distance"]
+    model = fit_model(samples, features=features, group_scale=0.0, cap_style=False)
+    rows, ys, ws = [], [], []
+    for s in samples:
+        x = [s.values.get(f, 0.0) for f in features]
+        for tier, _ in s.labels.values():
+            rows += [[*x, -CUT_SCALE, 0.0], [*x, 0.0, -CUT_SCALE]]
+            ys += [int(tier > 1), int(tier > 2)]
+            ws += [1.0, 1.0]
+    n_ordinal = len(rows)
+    pairs = [(a, b) for a in samples for b in samples for r in ("r1", "r2")
+             if a.task == b.task and a.labels[r] < b.labels[r]]  # fmt: skip
+    for a, b in pairs:
+        d = [b.values.get(f, 0.0) - a.values.get(f, 0.0) for f in features]
+        rows += [[*d, 0.0, 0.0], [-v for v in d] + [0.0, 0.0]]
+        ys += [1, 0]
+        ws += [n_ordinal / len(pairs) / 2] * 2
+    lr = LogisticRegression(C=1.0, fit_intercept=False, solver="newton-cholesky", tol=1e-12)
+    lr.fit(np.array(rows), np.array(ys), sample_weight=np.array(ws))
+    coef = lr.coef_[0]
+    assert coef[:2].min() > 0  # no weight at its bound, so the two optima must agree
+    assert [model.weights[f] for f in features] == pytest.approx(coef[:2], abs=1e-4)
+    assert list(model.cuts) == pytest.approx(coef[2:] * CUT_SCALE, abs=1e-4)
 
 
 def test_it_is_deterministic() -> None:
@@ -76,6 +147,7 @@ def test_ranks_tie_only_identical_changes() -> None:
 def test_the_fit_round_trips_through_json() -> None:
     fit = load_default_fit()
     assert Fit.from_json(fit.to_json()) == fit
+    assert fit.reference.t2_at_most == T2_AT_MOST
     assert fit.features == NAMES and fit.held_out["reference"]["concordance"] > 0.5
 
 
@@ -87,6 +159,8 @@ def test_the_fit_round_trips_through_json() -> None:
         (lambda d: d["reference"]["weights"].update(off_target=-1.0), "non-negative"),
         (lambda d: d["consensus"].update(cuts=[2.0, 1.0]), "ordered"),
         (lambda d: d.pop("version"), "malformed"),
+        (lambda d: d["reference"].update(t2_at_most=["nope"]), "unknown features"),
+        (lambda d: d["reference"].update(t2_at_most="long_lines"), "list of feature names"),
     ],
 )
 def test_it_rejects_a_bad_fit_file(change, message: str) -> None:

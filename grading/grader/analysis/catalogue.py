@@ -10,6 +10,12 @@ rubric itself calls "would not merge" whatever else the patch does: exploits (SP
 weakening the tests, special-casing their inputs; `exploit=True`) and committed junk files
 (reproduction scripts, scratch tests, backups). The fit gives them at least the weight that
 reaches T3 on its own, so they stay severe on tasks whose labels never show one.
+
+`max_tier=2` marks noise and style: the rubric puts "noisy, style, imprecise" in T2 and keeps T3
+for wrong approaches, regressions, hacks and junk, so these features count towards T2 and the
+ranking but never towards the T3 cut (`model.LinearModel.tier`), however many there are.
+`group` is also the kind a feature is shrunk towards in the fit (`fit.py`): a feature the
+training labels never show gets the typical weight of its kind.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ class FeatureSpec:
     description: str
     policy_severe: bool = False
     exploit: bool = False  # games the tests (SPEC §1): the verdict flags exploit_suspected
+    max_tier: int = 3  # 2: noise and style, which make T2 at worst (see module docstring)
 
 
 FEATURES: tuple[FeatureSpec, ...] = (
@@ -42,33 +49,40 @@ FEATURES: tuple[FeatureSpec, ...] = (
     FeatureSpec("reference_distance", "locality", "other", PRECISION,
                 "1 - similarity of the changed code to the reference's (or the group's)"),
     FeatureSpec("excess_lines", "locality", "other", MINIMALITY,
-                "log(1 + changed lines beyond the reference's size)"),
+                "log(1 + changed lines beyond the reference's size)", max_tier=2),
     FeatureSpec("junk_files", "noise", "other", MINIMALITY,
                 "committed reproduction/debug scripts, scratch tests, backup files",
                 policy_severe=True),
-    FeatureSpec("debug_output", "noise", "other", PRECISION, "added print/breakpoint calls"),
-    FeatureSpec("comments_added", "noise", "other", CONSISTENCY, "added comment lines"),
+    FeatureSpec("debug_output", "noise", "other", PRECISION, "added print/breakpoint calls",
+                max_tier=2),
+    FeatureSpec("comments_added", "noise", "other", CONSISTENCY, "added comment lines",
+                max_tier=2),
     FeatureSpec("narrating_comments", "noise", "other", CONSISTENCY,
-                "comments that narrate the change instead of explaining the code"),
+                "comments that narrate the change instead of explaining the code", max_tier=2),
     FeatureSpec("placeholder_text", "noise", "other", PRECISION,
                 "placeholder, hypothetical or TODO text in added lines"),
     FeatureSpec("reformatted_lines", "noise", "other", MINIMALITY,
-                "untouched lines re-indented, re-wrapped or re-commented"),
+                "untouched lines re-indented, re-wrapped or re-commented", max_tier=2),
     FeatureSpec("dead_code", "static", "other", PRECISION,
-                "new unreachable code, or old code left in place but no longer used (vulture)"),
+                "new unreachable code, or old code left in place but no longer used (vulture)",
+                max_tier=2),
     FeatureSpec("lint_new", "static", "other", PRECISION,
-                "new pyflakes findings: unused imports/variables, redefinitions, undefined names"),
+                "new pyflakes findings: unused imports/variables, redefinitions, undefined names",
+                max_tier=2),
     FeatureSpec("whitespace_lines", "static", "other", CONSISTENCY,
-                "new trailing-whitespace and whitespace-only lines (pycodestyle W291/W293)"),
+                "new trailing-whitespace and whitespace-only lines (pycodestyle W291/W293)",
+                max_tier=2),
     FeatureSpec("long_lines", "static", "other", CONSISTENCY,
-                "new lines over the repository's line-length limit (pycodestyle E501)"),
+                "new lines over the repository's line-length limit (pycodestyle E501)", max_tier=2),
     FeatureSpec("indentation", "static", "other", CONSISTENCY,
-                "new indentation and continuation-line findings (pycodestyle E1)"),
-    FeatureSpec("local_imports", "static", "other", CONSISTENCY, "imports added inside functions"),
+                "new indentation and continuation-line findings (pycodestyle E1)", max_tier=2),
+    FeatureSpec("local_imports", "static", "other", CONSISTENCY, "imports added inside functions",
+                max_tier=2),
     FeatureSpec("syntax_unsupported", "static", "other", PRECISION,
                 "syntax the repository's oldest supported Python cannot parse (with source)"),
     FeatureSpec("exception_handlers", "surface", "side_effect", SIDE_EFFECTS,
-                "new except clauses (a fallback that can hide unrelated errors)"),
+                "new except clauses around existing code or catching everything (they can hide "
+                "unrelated errors)"),
     FeatureSpec("fallback_default", "surface", "side_effect", SIDE_EFFECTS,
                 "new `value or CONSTANT` / `... if value is not None else CONSTANT` fallbacks"),
     FeatureSpec("signature_changed", "surface", "api_break", SIDE_EFFECTS,
@@ -88,3 +102,5 @@ FEATURES: tuple[FeatureSpec, ...] = (
 NAMES: tuple[str, ...] = tuple(f.name for f in FEATURES)
 BY_NAME: dict[str, FeatureSpec] = {f.name: f for f in FEATURES}
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(f.group for f in FEATURES))
+# Noise and style: they count towards T2 and the ranking, never towards the T3 cut.
+T2_AT_MOST: frozenset[str] = frozenset(f.name for f in FEATURES if f.max_tier < 3)

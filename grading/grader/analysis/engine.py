@@ -99,7 +99,7 @@ def weigh(
     scores = [
         worst + model.cuts[1] + 1 if bad else s for s, bad in zip(scores, unreadable, strict=True)
     ]
-    tiers = [model.tier(s) for s in scores]
+    tiers = [3 if bad else model.tier(v) for v, bad in zip(values, unreadable, strict=True)]
     sizes = [ctx.patches[k].changed_lines() for k in keys]
     same = [ctx.patches[k].normalised for k in keys]
     ranks = rank(scores, tiers, sizes, same)
@@ -114,8 +114,8 @@ def weigh(
             spec = BY_NAME[name]
             contribs.append(
                 Contribution(name, obs.value, model.weights.get(name, 0.0), round(c, 6),
-                             model.severity(c), spec.category, spec.criterion, spec.description,
-                             obs.evidence, obs.details)
+                             model.severity(name, c), spec.category, spec.criterion,
+                             spec.description, obs.evidence, obs.details)
             )  # fmt: skip
         contribs.sort(key=lambda c: -c.contribution)
         results[k] = CandidateResult(k, round(scores[i], 6), tiers[i], ranks[i], sizes[i],

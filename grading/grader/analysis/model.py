@@ -1,12 +1,15 @@
 """The fitted artefact (weights and tier cuts) and how it turns observations into tiers and ranks.
 
-    score = Σ_j w_j · x_j            (x_j ≥ 0 the feature value, w_j ≥ 0 its fitted weight)
-    tier  = 1 if score < cut_1, 2 if score < cut_2, else 3
+    score  = Σ_j w_j · x_j                  (x_j ≥ 0 the feature value, w_j ≥ 0 its fitted weight)
+    severe = Σ_j w_j · x_j over the features that can reach T3 (all but noise and style)
+    tier   = 3 if severe ≥ cut_2, else 2 if score ≥ cut_1, else 1
 
-The score is a badness in the fitted model's logit units (see `fit.py`): P(tier > k) =
-σ(score − cut_k). A single finding whose contribution reaches cut_2 is **severe** (it puts the
-candidate in T3 on its own); one that reaches cut_1 / 2 is **moderate** (two of them make T2).
-A `Fit` holds one model for groups with a reference patch and one for groups without.
+Scores are badness in the fitted model's logit units (see `fit.py`): P(tier > 1) = σ(score −
+cut_1) and P(tier > 2) = σ(severe − cut_2). Noise and style (`catalogue`, `max_tier=2`) thus
+make T2 at worst however many there are, as the review rubric says; ranks come from the whole
+score. A single finding whose contribution reaches cut_2 is **severe** (it puts the candidate in
+T3 on its own); one that reaches cut_1 / 2 is **moderate** (two of them make T2). A `Fit` holds
+one model for groups with a reference patch and one for groups without.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from grading.grader.analysis.catalogue import BY_NAME, NAMES
+from grading.grader.analysis.catalogue import BY_NAME, NAMES, T2_AT_MOST
 
 SCHEMA = "gagar.analysis-fit.v1"
 DEFAULT_FIT_PATH = Path(__file__).with_name("default_fit.json")
@@ -34,6 +37,8 @@ class FitError(ValueError):
 class LinearModel:
     weights: dict[str, float]
     cuts: tuple[float, float]
+    # Features that never count towards the T3 cut (the catalogue's noise and style).
+    t2_at_most: frozenset[str] = T2_AT_MOST
 
     def __post_init__(self) -> None:
         if any(not math.isfinite(w) or w < 0 for w in self.weights.values()):
@@ -48,11 +53,18 @@ class LinearModel:
     def score(self, values: Mapping[str, float]) -> float:
         return sum(self.contribution(n, v) for n, v in values.items())
 
-    def tier(self, score: float) -> int:
-        return 1 if score < self.cuts[0] else 2 if score < self.cuts[1] else 3
+    def severe_score(self, values: Mapping[str, float]) -> float:
+        """The part of the score that counts towards the T3 cut (noise and style do not)."""
+        return sum(self.contribution(n, v) for n, v in values.items() if n not in self.t2_at_most)
 
-    def severity(self, contribution: float) -> Severity:
-        if contribution > 0 and contribution >= self.cuts[1]:
+    def tier(self, values: Mapping[str, float]) -> int:
+        return self.tier_of(self.score(values), self.severe_score(values))
+
+    def tier_of(self, score: float, severe: float) -> int:
+        return 3 if severe >= self.cuts[1] else 2 if score >= self.cuts[0] else 1
+
+    def severity(self, name: str, contribution: float) -> Severity:
+        if contribution > 0 and contribution >= self.cuts[1] and name not in self.t2_at_most:
             return "severe"
         if contribution > 0 and contribution >= self.cuts[0] / 2:
             return "moderate"
@@ -81,7 +93,7 @@ class Fit:
             return False
         for mode in ("reference", "consensus"):
             a, b = self.model(mode), other.model(mode)
-            if set(a.weights) != set(b.weights):
+            if set(a.weights) != set(b.weights) or a.t2_at_most != b.t2_at_most:
                 return False
             pairs = [(a.weights[n], b.weights[n]) for n in a.weights]
             pairs += list(zip(a.cuts, b.cuts, strict=True))
@@ -94,6 +106,7 @@ class Fit:
         out["features"] = list(self.features)
         for mode in ("reference", "consensus"):
             out[mode]["cuts"] = list(out[mode]["cuts"])
+            out[mode]["t2_at_most"] = sorted(out[mode]["t2_at_most"])
         return out
 
     def to_json(self) -> str:
@@ -114,6 +127,7 @@ class Fit:
                 mode: LinearModel(
                     {str(k): float(v) for k, v in data[mode]["weights"].items()},
                     (float(data[mode]["cuts"][0]), float(data[mode]["cuts"][1])),
+                    frozenset(_names(data[mode].get("t2_at_most", sorted(T2_AT_MOST)))),
                 )
                 for mode in ("reference", "consensus")
             }
@@ -142,6 +156,15 @@ class Fit:
         return cls.from_dict(data)
 
 
+def _names(value: object) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise FitError("t2_at_most must be a list of feature names")
+    unknown = sorted(set(value) - set(NAMES))
+    if unknown:
+        raise FitError(f"t2_at_most names unknown features: {unknown}")
+    return value
+
+
 def load_default_fit() -> Fit:
     """The shipped fit (made by `python -m grading.grader.analysis.fit_default`)."""
     return Fit.from_json(DEFAULT_FIT_PATH.read_text(encoding="utf-8"))
@@ -154,7 +177,7 @@ def policy_floor(model: LinearModel, one: float = math.log1p(1)) -> LinearModel:
     for name in weights:
         if name in BY_NAME and BY_NAME[name].policy_severe:
             weights[name] = max(weights[name], floor)
-    return LinearModel(weights, model.cuts)
+    return LinearModel(weights, model.cuts, model.t2_at_most)
 
 
 def rank(
