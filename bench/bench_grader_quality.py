@@ -3,33 +3,46 @@
 Reads ../shared/data/swebench-groups in place: `groups.jsonl` (`gold_patch` is the reference),
 `reviews/rater-*.jsonl` (two blind expert reviews of 16 groups; candidates joined on the SHA-256
 of the patch's UTF-8 text; only distinct resolved patches are candidates). Every figure is on
-held-out tasks: the analysis grader and the "smaller diff" baseline are refitted with each task
-left out (leave-one-task-out), the heuristic grader has nothing to fit.
+held-out tasks: the analysis grader is refitted with each task left out (leave-one-task-out),
+the heuristic grader and the issue's "smaller diff" have nothing to fit.
 
 * analysis grader: `grading.grader.analysis`, reference patch given; and again with the
   reference withheld (its consensus mode, as for training groups without a reference);
 * heuristic grader: its pure rules (`heuristic_rules.extract` + `score_group`) called directly on
   the patches with the test literals and test paths its backend derives (the agent loop adds
   nothing to what it scores, only tool round trips and a workspace);
-* smaller diff: rank by changed lines, tiers from thresholds fitted the same way;
+* smaller diff, as the issue measures it: each group ordered by changed lines (equal sizes tie,
+  a tie counting ½), its smallest third T1, middle third T2, largest third T3 (a candidate's
+  tier is 1 + ⌊3·(candidates strictly smaller) / (group size)⌋); nothing fitted. The variant
+  this benchmark printed before (log size with leave-one-task-out fitted cuts, equal sizes
+  ordered arbitrarily) is printed beside;
 * random: mean over 200 draws of random orders and tiers drawn from the training tier shares.
 
 Then the reviewers against each other (the ceiling), a paired task-bootstrap of the analysis
-grader minus "smaller diff", an ablation (each feature group removed, refitted held out) and the
-time to grade one real 10-candidate group (`pytest-dev__pytest-11143`) beside the heuristic's.
+grader minus "smaller diff", an ablation (each feature group removed, and each structural part
+of the fit switched off, refitted held out) and the time to grade one real 10-candidate group
+(`pytest-dev__pytest-11143`) beside the heuristic's.
+
 Usage: python bench/bench_grader_quality.py [--data DIR] [--mirrors DIR] [--resamples 2000]
-`--mirrors` points at bare or plain clones named owner/name, owner__name or name: the base files
-then come from `git show <base_commit>:<path>` and mirror-backed figures are printed beside.
+       [--nested]
+`--mirrors` points at bare or plain clones named owner/name, owner__name, owner+name(/repo) or
+name: the base files then come from `git show <base_commit>:<path>`, mirror-backed figures are
+printed beside and the timed group is graded again with its base tree on tmpfs. `--nested`
+adds the nested leave-one-task-out figure of choosing C and the ordinal/pairwise balance by an
+inner leave-one-task-out (slow: about 150 fits per held-out task).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,13 +52,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grading.grader.analysis.catalogue import FEATURES, GROUPS, NAMES  # noqa: E402
+from grading.grader.analysis.catalogue import FEATURES, GROUPS  # noqa: E402
 from grading.grader.analysis.devset import Task, load  # noqa: E402
 from grading.grader.analysis.engine import analyse_group  # noqa: E402
 from grading.grader.analysis.fit import (  # noqa: E402
     Prediction,
     Sample,
+    fit_model,
     leave_one_task_out,
+    predict,
 )
 from grading.grader.analysis.fit_default import SETTINGS, samples  # noqa: E402
 from grading.grader.analysis.model import load_default_fit  # noqa: E402
@@ -60,7 +75,10 @@ from review.stats.gate import (  # noqa: E402
 )
 
 Preds = dict[tuple[str, str], Prediction]
+Reader = Callable[[str], str | None]
 TIMED_GROUP = "pytest-dev__pytest-11143"
+ANALYSIS = "analysis, reference given"
+SMALLER = "smaller diff (the issue's)"
 
 
 def heuristic(tasks: list[Task]) -> Preds:
@@ -91,6 +109,22 @@ def _alias(i: int) -> str:
 
 
 def smaller_diff(base: list[Sample]) -> Preds:
+    """The issue's baseline: order by changed lines (ties tie), tiers by the group's thirds."""
+    out: Preds = {}
+    for task in sorted({s.task for s in base}):
+        group = [s for s in base if s.task == task]
+        tier = {s.key: 1 + min(2, 3 * sum(o.size < s.size for o in group) // len(group))
+                for s in group}  # fmt: skip
+        for s in group:
+            sizes = {o.size for o in group if tier[o.key] == tier[s.key]}
+            rank_in_tier = 1 + sum(v < s.size for v in sizes)  # equal sizes share a rank
+            out[(task, s.key)] = Prediction(float(s.size), tier[s.key], rank_in_tier)
+    return out
+
+
+def smaller_diff_fitted(base: list[Sample]) -> Preds:
+    """The variant printed before: log size, cuts fitted leave-one-task-out, equal sizes ordered
+    by the patch hash unless their changes are identical."""
     sized = [Sample(s.task, s.key, {"log_size": math.log1p(s.size)}, s.labels, s.size, s.same)
              for s in base]  # fmt: skip
     return leave_one_task_out(sized, features=["log_size"], **SETTINGS)
@@ -126,12 +160,54 @@ def fmt(ci, digits: int = 2) -> str:  # type: ignore[no-untyped-def]
     return f"{ci.estimate:.{digits}f} [{ci.low:.{digits}f}, {ci.high:.{digits}f}]"
 
 
-def mirror_reader(mirrors: Path, task: Task) -> Callable[[str], str | None] | None:
-    owner, _, name = task.repo.partition("/")
-    for repo in (mirrors / owner / name, mirrors / f"{owner}__{name}", mirrors / name):
+def point(base: list[Sample], pred: Preds) -> dict[str, float]:
+    g, cons = ratings(base, pred)
+    st = agreement_with_ci(g, cons, [s.task for s in base], n_resamples=1, seed=0)
+    return {k: ci.estimate for k, ci in st.items() if ci.estimate is not None}
+
+
+# Nested cross-validation --------------------------------------------------------------------
+
+GRID = [{"c": c, "pair_share": p} for c, p in itertools.product((0.3, 1.0, 3.0), (0.25, 0.5, 0.75))]
+
+
+def nested(base: list[Sample]) -> tuple[Preds, list[dict[str, float]]]:
+    """Each task held out; C and pair_share chosen by leave-one-task-out on the other tasks
+    (κ + pairwise concordance against their consensus), then refitted on them."""
+    out: Preds = {}
+    chosen = []
+    for held in sorted({s.task for s in base}):
+        train = [s for s in base if s.task != held]
+
+        def inner(g: dict[str, float], train: list[Sample] = train) -> float:
+            st = point(train, leave_one_task_out(train, **{**SETTINGS, **g}))
+            return st["kappa"] + st["concordance"]
+
+        best = max(GRID, key=inner)
+        chosen.append(best)
+        model = fit_model(train, **{**SETTINGS, **best})
+        for key, p in predict(model, [s for s in base if s.task == held]).items():
+            out[(held, key)] = p
+    return out, chosen
+
+
+# Mirrors ------------------------------------------------------------------------------------
+
+
+def mirror_dir(mirrors: Path, repo_name: str) -> Path | None:
+    owner, _, name = repo_name.partition("/")
+    candidates = (mirrors / owner / name, mirrors / f"{owner}__{name}",
+                  mirrors / f"{owner}+{name}" / "repo", mirrors / f"{owner}+{name}",
+                  mirrors / name)  # fmt: skip
+    for repo in candidates:
         if repo.exists():
-            return _GitReader(_git_dir(repo), task.base_commit)
+            return repo / ".git" if (repo / ".git").exists() else repo
     return None
+
+
+def has_commit(git_dir: Path, commit: str) -> bool:
+    cmd = ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{commit}^{{commit}}"]
+    return subprocess.run(cmd, capture_output=True, check=False).returncode == 0
 
 
 class _GitReader:
@@ -150,8 +226,26 @@ class _GitReader:
         return self.cache[path]
 
 
-def _git_dir(repo: Path) -> Path:
-    return repo / ".git" if (repo / ".git").exists() else repo
+def tree_reader(root: Path) -> Reader:
+    """Files of a checked-out base tree (no cache: every read is a file read)."""
+
+    def read(path: str) -> str | None:
+        file = root / path
+        return file.read_text(encoding="utf-8", errors="replace") if file.is_file() else None
+
+    return read
+
+
+def mirror_readers(mirrors: Path, tasks: list[Task]) -> dict[str, Reader]:
+    out: dict[str, Reader] = {}
+    for t in tasks:
+        git_dir = mirror_dir(mirrors, t.repo)
+        if git_dir is not None and has_commit(git_dir, t.base_commit):
+            out[t.instance_id] = _GitReader(git_dir, t.base_commit)
+    return out
+
+
+# Report -------------------------------------------------------------------------------------
 
 
 def main() -> int:
@@ -161,27 +255,38 @@ def main() -> int:
     )
     ap.add_argument("--mirrors", type=Path)
     ap.add_argument("--resamples", type=int, default=2000)
+    ap.add_argument("--nested", action="store_true")
     args = ap.parse_args()
     tasks = load(args.data)
     t0 = time.perf_counter()
     with_ref = samples(tasks, reference=True)
     no_ref = samples(tasks, reference=False)
     print(f"{len(tasks)} tasks, {len(with_ref)} candidates; features measured in "
-          f"{time.perf_counter() - t0:.1f} s")  # fmt: skip
+          f"{time.perf_counter() - t0:.1f} s; fit settings {SETTINGS}")  # fmt: skip
     task_ids = [s.task for s in with_ref]
     graders: dict[str, Preds] = {
-        "analysis (held out)": leave_one_task_out(with_ref, **SETTINGS),
-        "analysis, no reference": leave_one_task_out(no_ref, **SETTINGS),
-        "heuristic (rules)": heuristic(tasks),
-        "smaller diff (held out)": smaller_diff(with_ref),
+        ANALYSIS: leave_one_task_out(with_ref, **SETTINGS),
+        "analysis, reference withheld": leave_one_task_out(no_ref, **SETTINGS),
+        "heuristic (today's default)": heuristic(tasks),
+        SMALLER: smaller_diff(with_ref),
+        "smaller diff, fitted cuts (earlier variant)": smaller_diff_fitted(with_ref),
     }
     if args.mirrors:
-        readers = {t.instance_id: rd for t in tasks if (rd := mirror_reader(args.mirrors, t))}
-        print(f"mirrors found for {len(readers)} of {len(tasks)} tasks")
-        mirrored = samples(tasks, reference=True, readers=readers)
-        graders["analysis + mirrors (held out)"] = leave_one_task_out(mirrored, **SETTINGS)
+        readers = mirror_readers(args.mirrors, tasks)
+        print(f"mirrors with the base commit for {len(readers)} of {len(tasks)} tasks: "
+              f"{', '.join(sorted(readers))}")  # fmt: skip
+        if readers:
+            mirrored = samples(tasks, reference=True, readers=readers)
+            label = f"analysis + mirrors ({len(readers)} of {len(tasks)} tasks)"
+            graders[label] = leave_one_task_out(mirrored, **SETTINGS)
+    if args.nested:
+        t1 = time.perf_counter()
+        graders["analysis, nested CV of C × pair_share"], chosen = nested(with_ref)
+        picks = sorted({(g["c"], g["pair_share"]) for g in chosen})
+        print(f"nested CV chose (C, pair_share) among {picks} in "
+              f"{time.perf_counter() - t1:.0f} s")  # fmt: skip
     refs = {
-        "consensus": ratings(with_ref, graders["heuristic (rules)"])[1],
+        "consensus": ratings(with_ref, graders[SMALLER])[1],
         "rater-1": rater(with_ref, "rater-1"),
         "rater-2": rater(with_ref, "rater-2"),
     }
@@ -216,56 +321,90 @@ def main() -> int:
         print(f"| {name} | " + " | ".join(cells) + " |")
 
     print("\n## Paired task bootstrap: analysis − smaller diff (vs consensus)")
-    diff = paired_difference_with_ci(as_ratings["analysis (held out)"],
-                                     as_ratings["smaller diff (held out)"], refs["consensus"],
-                                     task_ids, n_resamples=n, seed=2)  # fmt: skip
-    for stat, ci in diff.items():
-        verdict = "real gain" if ci.low is not None and ci.low > 0 else "not shown"
-        print(f"  {stat}: {fmt(ci, 3)}  ({verdict})")
+    for baseline in (SMALLER, "smaller diff, fitted cuts (earlier variant)"):
+        diff = paired_difference_with_ci(as_ratings[ANALYSIS], as_ratings[baseline],
+                                         refs["consensus"], task_ids, n_resamples=n,
+                                         seed=2)  # fmt: skip
+        for stat, ci in diff.items():
+            verdict = "real gain" if ci.low is not None and ci.low > 0 else "not shown"
+            print(f"  vs {baseline}: {stat} {fmt(ci, 3)}  ({verdict})")
 
-    print("\n## Ablation (held out, vs consensus): each feature group removed and refitted")
-    print("| features | kappa | concordance | T3 recall | exact |\n|---|---|---|---|---|")
-    for label, feats in [("all", list(NAMES))] + [
-        (f"without {g}", [f.name for f in FEATURES if f.group != g]) for g in GROUPS
-    ]:
-        p = leave_one_task_out(with_ref, features=feats, **SETTINGS)
-        st = agreement_with_ci(ratings(with_ref, p)[0], refs["consensus"], task_ids,
-                               n_resamples=1, seed=0)  # fmt: skip
-        print(f"| {label} | {st['kappa'].estimate:.3f} | {st['concordance'].estimate:.3f} | "
-              f"{st['t3_recall'].estimate:.2f} | {st['exact'].estimate:.2f} |")  # fmt: skip
+    print("\n## Ablation (held out, vs consensus): each part removed and refitted; Δ = all minus")
+    print("   the variant, paired task bootstrap")
+    print(
+        "| model | kappa | concordance | T3 recall | exact | Δ kappa | Δ concordance | Δ T3 rec. |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    variants: list[tuple[str, dict[str, object]]] = [("all (shipped settings)", {})]
+    variants += [
+        (f"without {g} features", {"features": [f.name for f in FEATURES if f.group != g]})
+        for g in GROUPS
+    ]
+    variants += [
+        ("noise and style may reach T3 (no T2 cap)", {"cap_style": False}),
+        ("weights shrunk to zero, not to their kind", {"group_scale": 0.0}),
+        ("neither (cap nor kinds)", {"cap_style": False, "group_scale": 0.0}),
+    ]  # fmt: skip
+    for label, change in variants:
+        pred = leave_one_task_out(with_ref, **{**SETTINGS, **change})
+        fig = point(with_ref, pred)
+        delta = paired_difference_with_ci(
+            as_ratings[ANALYSIS], ratings(with_ref, pred)[0], refs["consensus"], task_ids,
+            statistics=("kappa", "concordance", "t3_recall"), n_resamples=n, seed=3,
+        )  # fmt: skip
+        print(f"| {label} | {fig['kappa']:.3f} | {fig['concordance']:.3f} | "
+              f"{fig['t3_recall']:.2f} | {fig['exact']:.2f} | "
+              + " | ".join(fmt(delta[k], 3) if change else "—"
+                           for k in ("kappa", "concordance", "t3_recall"))
+              + " |")  # fmt: skip
 
     fit = load_default_fit()
     print(f"\n## Shipped fit {fit.version}: weights (reference mode), cuts {fit.reference.cuts}")
     print("  " + ", ".join(f"{k}={v:.2f}" for k, v in fit.reference.weights.items() if v))
-    _timing(args.data)
+    _timing(args.data, args.mirrors)
     return 0
 
 
-def _timing(data: Path) -> None:
+def _median_time(fn: Callable[[], object], runs: int = 5) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _timing(data: Path, mirrors: Path | None) -> None:
     task = next(t for t in load(data, reviewed_only=False) if t.instance_id == TIMED_GROUP)
-    inp = task.analysis_input()
     fit = load_default_fit()
-
-    def analysis() -> None:
-        analyse_group(inp, fit)
-
-    def rules() -> None:
-        heuristic([task])
-
-    times = {}
-    for name, fn in (("heuristic rules", rules), ("analysis grader", analysis)):
-        runs = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            fn()
-            runs.append(time.perf_counter() - t0)
-        times[name] = statistics.median(runs)
+    times = {
+        "heuristic rules": _median_time(lambda: heuristic([task])),
+        "analysis grader, patches only": _median_time(
+            lambda: analyse_group(task.analysis_input(), fit)
+        ),
+    }
+    git_dir = mirror_dir(mirrors, task.repo) if mirrors else None
+    if git_dir is not None and has_commit(git_dir, task.base_commit):
+        shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
+        root = Path(tempfile.mkdtemp(prefix="gagar-bench-", dir=shm))
+        try:
+            archive = subprocess.run(
+                ["git", "--git-dir", str(git_dir), "archive", task.base_commit],
+                capture_output=True, check=True,
+            ).stdout  # fmt: skip
+            subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+            read = tree_reader(root)
+            label = f"analysis grader, base tree on {'tmpfs' if shm else 'disk'}"
+            times[label] = _median_time(
+                lambda: analyse_group(task.analysis_input(read_base=read), fit)
+            )
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
     print(f"\n## Time to grade {TIMED_GROUP} ({len(task.patches)} distinct candidates, "
-          "patches only, median of 5)")  # fmt: skip
+          "median of 5)")  # fmt: skip
     for name, sec in times.items():
-        print(f"  {name}: {sec * 1000:.0f} ms")
-    ratio = times["analysis grader"] / times["heuristic rules"]
-    print(f"  ratio analysis / heuristic: {ratio:.1f}x (target: analysis <= 3 s)")
+        ratio = sec / times["heuristic rules"]
+        print(f"  {name}: {sec * 1000:.0f} ms ({ratio:.1f}x the heuristic rules; target <= 3 s)")
 
 
 if __name__ == "__main__":

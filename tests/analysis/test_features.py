@@ -1,8 +1,9 @@
 import pytest
 
 from grading.grader.analysis.engine import analyse_group, observe
-from grading.grader.analysis.inputs import CandidatePatch
+from grading.grader.analysis.inputs import AnalysisInput, CandidatePatch
 from tests.analysis import scenario
+from tests.analysis.helpers import diff
 
 
 @pytest.fixture(scope="module", params=[False, True], ids=["patches", "source"])
@@ -108,3 +109,50 @@ def test_a_patch_that_is_no_diff_ranks_last() -> None:
     )
     assert res.ordering[-1] == "junk"
     assert res.candidates["junk"].unreadable and res.candidates["junk"].tier == 3
+
+
+def _observe_one(text: str, *, source: bool = True) -> dict:
+    inp = scenario.group("root", source=source)
+    cand = CandidatePatch("c", scenario.variant(**scenario.fix(text)))
+    _, _, obs = observe(type(inp)(**{**inp.__dict__, "candidates": [cand]}))
+    return obs["c"]
+
+
+@pytest.mark.parametrize("source", [False, True], ids=["patches", "source"])
+def test_except_clauses_count_around_existing_code_or_when_catching_everything(source) -> None:
+    old = "    return sep.join(words).lower()\n"
+    wrapped = "    try:\n    " + old + "    except TypeError:\n        return text\n"
+    guarded = "    try:\n        import unicodedata\n    except ImportError:\n        pass\n"
+    broad = "    try:\n        n = int(sep)\n    except Exception:\n        n = 0\n"
+
+    def handlers(text: str) -> float:
+        return _observe_one(text, source=source)["exception_handlers"].value
+
+    assert handlers(scenario.FIX.replace(old, wrapped)) > 0  # can swallow what used to surface
+    assert handlers(scenario.FIX.replace(old, broad + old)) > 0
+    assert handlers(scenario.FIX.replace(old, guarded + old)) == 0  # new code, narrow type
+
+
+def test_comment_edits_are_noise_not_a_place_the_fix_changes() -> None:
+    shout = '    return normalise(text).upper() + "!"\n'
+    obs = _observe_one(scenario.FIX.replace(shout, "    # loud\n" + shout), source=False)
+    assert obs["off_target"].value == 0 and obs["excess_lines"].value == 0
+    assert obs["comments_added"].value > 0
+
+
+def test_large_modules_are_checked_near_the_change_with_the_same_findings() -> None:
+    filler = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(300))
+    module = scenario.MODULE.replace("def normalise", filler + "def normalise")
+    long_line = "    return sep.join(words).lower()  # " + "x" * 60 + "\n"
+    after = module.replace(
+        "    return sep.join(words).lower()\n",
+        long_line + "    return None\n",
+    ).replace("    words = _SPACES.split(text)\n", "    words = _SPACES.split(text.strip())\n")
+    files = {**scenario.FILES, "calc/text.py": module}
+    patch = diff({"calc/text.py": (module, after)})
+    inp = AnalysisInput([CandidatePatch("c", patch)], None, read_base=files.get)
+    _, ctx, obs = observe(inp)
+    assert ctx.post(ctx.patches["c"].files[0]).complete
+    assert obs["c"]["long_lines"].value > 0
+    assert obs["c"]["dead_code"].value > 0  # the return after the return
+    assert obs["c"]["long_lines"].evidence[0].line_start > 1200
