@@ -95,7 +95,11 @@ class GroupContext:
 
     def pre_scopes(self, path: str) -> ScopeIndex | None:
         view = self.base(path)
-        return ScopeIndex(view) if view is not None else None
+        if view is None:
+            return None
+        syn = self.base_syn(path)
+        tree = syn.tree if syn is not None and syn.complete and not syn.dropped else None
+        return self.cached(("pre_scopes", path), lambda: ScopeIndex(view, tree))
 
     # What a file is -----------------------------------------------------------------------
 

@@ -24,10 +24,18 @@ Node = tuple[int, ast.AST, list[ast.AST]]
 
 
 def _nodes(syn: Synthetic, lines: set[int]) -> Iterator[Node]:
-    """(real line, node, ancestors) for every node that starts on one of `lines`."""
-    for node in syn.cached("pyfacts.nodes", lambda: _walk(syn)):
-        if node[0] in lines:
-            yield node
+    """(real line, node, ancestors) for every node that starts on one of `lines`, line by line
+    (tree order within a line)."""
+    by_line = syn.cached("pyfacts.nodes", lambda: _by_line(_walk(syn)))
+    for line in sorted(lines & by_line.keys()):
+        yield from by_line[line]
+
+
+def _by_line(nodes: list[Node]) -> dict[int, list[Node]]:
+    out: dict[int, list[Node]] = {}
+    for node in nodes:
+        out.setdefault(node[0], []).append(node)
+    return out
 
 
 def _walk(syn: Synthetic) -> list[Node]:

@@ -49,7 +49,7 @@ class ScopeIndex:
         defs: list[tuple[int, int, str]] = []
 
         def walk(node: ast.AST, prefix: str) -> None:
-            for child in ast.iter_child_nodes(node):
+            for child in _statements(node):
                 if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                     name = f"{prefix}{child.name}"
                     start = min([child.lineno] + [d.lineno for d in child.decorator_list])
@@ -109,6 +109,19 @@ class ScopeIndex:
                 return origin[n]
             n += 1
         return top
+
+
+def _statements(node: ast.AST) -> list[ast.stmt]:
+    """The statements directly inside a statement's blocks (defs and classes only ever sit in
+    statement blocks, so expressions need not be walked)."""
+    out: list[ast.stmt] = []
+    for name in ("body", "orelse", "finalbody"):
+        out += [s for s in getattr(node, name, None) or () if isinstance(s, ast.stmt)]
+    for handler in getattr(node, "handlers", None) or ():
+        out += handler.body
+    for case in getattr(node, "cases", None) or ():
+        out += case.body
+    return out
 
 
 def _module_scope(stmt: ast.stmt) -> str:
