@@ -81,10 +81,10 @@ def grade_again(admin_: Any, request: HttpRequest, queryset: QuerySet[GraderRun]
 @admin.register(GraderRun)
 class GraderRunAdmin(admin.ModelAdmin[GraderRun]):
     list_display = [
-        "id", "status", "group", "config", "replica", "latency_s", "input_tokens",
+        "id", "status", "group", "config", "replica", "source", "latency_s", "input_tokens",
         "output_tokens", "llm_calls", "tool_calls", "deliveries", "short_reason", "created_at",
     ]  # fmt: skip
-    list_filter = ["status", "config"]
+    list_filter = ["status", "config", "has_source"]
     list_select_related = ["group__task", "group__step__run", "config"]
     search_fields = ["group__task__external_id", "failure_reason"]
     actions = [grade_again]
@@ -94,11 +94,18 @@ class GraderRunAdmin(admin.ModelAdmin[GraderRun]):
         "group_link", "config", "replica", "status", "deliveries", "claimed_by", "heartbeat_at",
         "started_at", "finished_at", "failure_reason", "latency_s", "input_tokens",
         "output_tokens", "llm_calls", "tool_calls", "cost_usd", "created_at", "problem_list",
-        "verdict_view", "transcript",
+        "has_source", "source_note", "verdict_view", "transcript",
     ]  # fmt: skip
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.display(description="source", ordering="has_source")
+    def source(self, obj: GraderRun) -> str:
+        # A run without the repository judged from diffs alone: say so beside its verdict.
+        if obj.has_source is None:
+            return "—"
+        return "repository" if obj.has_source else "no source"
 
     @admin.display(description="failure reason")
     def short_reason(self, obj: GraderRun) -> str:
