@@ -96,6 +96,13 @@ _SPECS = [
         _obj(["candidate"], candidate=_ALIAS),
     ),
     ToolSpec(
+        "view_reference_patch",
+        "Show the task's reference solution (the maintainers' fix), with pre/post line numbers. "
+        "Reference material, not a candidate: never rank it; a candidate may fix the problem "
+        "another way and still be best.",
+        _obj([], start={"type": "integer", "minimum": 1}),
+    ),
+    ToolSpec(
         "run_check",
         "Run a shell command in a sandboxed copy of a tree (no network, time/memory limits).",
         _obj(["tree", "command"], tree=_TREE, command={"type": "string", "minLength": 1}),
