@@ -18,10 +18,11 @@ outside strings and leaves a note saying so.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ class JsonRow:
     value: Any
     # Top-level keys of an object document -> their line, so a problem in one entry of an
     # indented report names the line of that entry rather than line 1.
-    key_lines: Mapping[str, int] = field(default_factory=dict)
+    key_lines: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
     def line_for(self, path: str) -> int | None:
         """The line of the top-level key `path` starts with (".key…"), else the row's line."""
@@ -158,7 +159,7 @@ class JsonReader:
     """Reads import files; collects the notes of repairs made when lenient."""
 
     lenient: bool = False
-    notes: list[ImportNote] = field(default_factory=list)
+    notes: list[ImportNote] = dataclasses.field(default_factory=list)
 
     def rows(self, path: Path) -> Iterator[JsonRow]:
         source = str(path)
@@ -192,7 +193,8 @@ class JsonReader:
                 if not raw.strip():
                     continue
                 try:
-                    text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
+                    # Without its line break: an error at the end is on this line.
+                    text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8").rstrip("\r\n")
                 except UnicodeDecodeError as exc:
                     raise _problem(source, line_no, f"not UTF-8 text ({why}): {exc}") from exc
                 value = self._parse(text, source, why, line_offset=line_no - 1)

@@ -63,20 +63,24 @@ def own_broker() -> Iterator[redis.Redis]:
     client.flushdb()
     saved = app.conf.broker_url
     app.conf.update(broker_url=url)
-    app._pool = None  # type: ignore[attr-defined]  # pools are cached on first use
-    app.amqp._producer_pool = None
+    _reset_pools()
     try:
         yield client
     finally:
         app.conf.update(broker_url=saved)
-        app._pool = None  # type: ignore[attr-defined]
-        app.amqp._producer_pool = None
+        _reset_pools()
         client.flushdb()
         client.close()
 
 
+def _reset_pools() -> None:
+    # The app caches its connection and producer pools on first use.
+    setattr(app, "_pool", None)  # noqa: B010
+    setattr(app.amqp, "_producer_pool", None)  # noqa: B010
+
+
 def queued(client: redis.Redis) -> dict[bytes, int]:
-    return {k: client.llen(k) for k in client.keys() if client.type(k) == b"list"}
+    return {k: client.llen(k) for k in client.scan_iter() if client.type(k) == b"list"}
 
 
 @pytest.mark.redis
