@@ -119,7 +119,9 @@ def test_the_mirror_setting_is_searched_at_grading_time(source, tmp_path, settin
     assert GraderEvent.objects.filter(run=run, name="read_file").exists()
 
 
-def test_a_task_without_source_is_graded_from_diffs_and_says_so_everywhere(tmp_path, settings):
+def test_a_task_without_source_is_graded_from_diffs_and_says_so_everywhere(
+    tmp_path, settings, admin_client
+):
     settings.GAGAR_SANDBOX = "none"
     mirrors = tmp_path / "mirrors"
     mirrors.mkdir()
@@ -137,6 +139,8 @@ def test_a_task_without_source_is_graded_from_diffs_and_says_so_everywhere(tmp_p
         f"No source: the repository is not available (no local clone or mirror of {REPO})" in prompt
     )
     assert not GraderEvent.objects.filter(run=run, name="read_file").exists()
+    runs = admin_client.get("/admin/grading/graderrun/?has_source__exact=0").content.decode()
+    assert f"/admin/grading/graderrun/{run.pk}/change/" in runs and "no source" in runs
 
 
 def test_a_mirror_without_the_base_commit_is_no_source(source, tmp_path, settings):

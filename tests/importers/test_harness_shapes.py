@@ -298,3 +298,32 @@ def test_a_file_that_is_neither_is_refused_with_its_first_line(real, tmp_path):
     preds.write_text("instance_id,model_patch\nx,y\n")
     err = refused("--tasks", real["tasks"], "--predictions", str(preds))
     assert f"{preds}:1: neither JSON Lines nor one JSON document" in err
+
+
+def test_tasks_as_an_indented_array_import(real, tmp_path):
+    tasks = [json.loads(x) for x in Path(real["tasks"]).read_text().splitlines()]
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(tasks, indent=2))
+    preds = all_preds(real, tmp_path / "all_preds.jsonl")
+    run("--tasks", str(path), "--predictions", str(preds))
+    assert Task.objects.count() == len(real["rows"])
+
+
+def test_a_preds_json_entry_under_another_instance_is_refused(real, tmp_path):
+    r, c = real["entries"][0]
+    other = real["entries"][1][0]["instance_id"]
+    preds = tmp_path / "preds.json"
+    preds.write_text(json.dumps({other: prediction(r, c)}, indent=4))
+    err = refused("--tasks", real["tasks"], "--predictions", str(preds))
+    assert f"{preds}:2: $.{other}.instance_id: is not the key it is under" in err
+
+
+def test_missing_folders_are_refused_before_anything_is_read(real, tmp_path):
+    preds = all_preds(real, tmp_path / "all_preds.jsonl")
+    for flag, message in (("--repos", "no such folder"), ("--run-folder", "no such folder")):
+        with pytest.raises(CommandError, match=message):
+            call_command(
+                "import", "swebench", "--tasks", real["tasks"], "--predictions", str(preds),
+                flag, str(tmp_path / "nowhere"), "--no-progress", stdout=StringIO(),
+            )  # fmt: skip
+    assert Group.objects.count() == Task.objects.count() == 0

@@ -121,3 +121,22 @@ def test_the_reference_solution_is_hidden_unless_the_campaign_shows_it(client, r
     _, html = page(client, reviewer, shown)
     assert "Reference solution" in html and "not a candidate" in html
     assert "maintainers-fix-marker" in html
+
+
+def test_staff_turn_the_reference_solution_on_when_creating_a_campaign(client, reviewer, staff):
+    g = import_one(bundle("t-form", [PATCH], "r-form"))
+    client.force_login(staff)
+    form = client.get(reverse("review:staff-new")).content.decode()
+    assert 'name="show_reference"' in form and "Show reference solution" in form
+    base = {
+        "run": g.step.run_id, "reviewers": [reviewer.pk], "overlap": 1,
+        "reveal_policy": "never", "lease_minutes": 60,
+    }  # fmt: skip
+    client.post(reverse("review:staff-new"), base | {"name": "off"})
+    client.post(reverse("review:staff-new"), base | {"name": "on", "show_reference": "on"})
+    assert dict(Campaign.objects.values_list("name", "show_reference")) == {
+        "off": False,
+        "on": True,
+    }
+    detail = client.get(reverse("review:staff-detail", args=[Campaign.objects.get(name="on").pk]))
+    assert "reference solution: shown" in detail.content.decode()
