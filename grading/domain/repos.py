@@ -20,6 +20,7 @@ from pathlib import Path
 FOUND = "found"
 NO_REPOSITORY = "no_repository"
 NO_COMMIT = "no_commit"
+NO_FOLDERS = "no mirror folder configured"
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,12 @@ def find_source(
             None,
             f"{', '.join(map(str, without_commit))} does not hold commit {commit}",
         )
-    where = ", ".join(str(f) for f in folders) or "no mirror folder configured"
     what = f"no local clone or mirror of {repo!r}"
     if repo_url and local is None:
         what += f" (repo_url {repo_url!r} is not a local repository)"
-    return SourceLookup(NO_REPOSITORY, None, f"{what} in {where}")
+    where = (
+        f" in {', '.join(str(f) for f in folders)}"
+        if folders
+        else f" ({NO_FOLDERS}: --repos DIR or GAGAR_REPO_MIRRORS)"
+    )
+    return SourceLookup(NO_REPOSITORY, None, what + where)

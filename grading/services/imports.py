@@ -24,6 +24,7 @@ from grading.domain.records import (
     PatchRecord,
     TaskRecord,
 )
+from grading.domain.repos import NO_FOLDERS
 from grading.models import Attempt, Group, Patch, PatchFile, Run, Step, Task
 from grading.services.repo_sources import task_source_check
 from grading.services.trajectories import trajectory_store
@@ -82,10 +83,14 @@ class ImportReport:
                 f"repository source: {len(self.with_source)} tasks found, "
                 f"{len(self.no_source)} no source"
             )
-            shown = list(self.no_source.items())[:MAX_LISTED]
-            lines += [f"  no source: {task}: {why}" for task, why in shown]
-            if len(self.no_source) > MAX_LISTED:
-                lines.append(f"  … and {len(self.no_source) - MAX_LISTED} more (see the admin)")
+            shown = list(self.no_source.items())
+            if shown and all(NO_FOLDERS in why for _, why in shown):
+                # One reason for all: said once.
+                lines[-1] += f" ({NO_FOLDERS}: --repos DIR or GAGAR_REPO_MIRRORS)"
+                shown = []
+            lines += [f"  no source: {task}: {why}" for task, why in shown[:MAX_LISTED]]
+            if len(shown) > MAX_LISTED:
+                lines.append(f"  … and {len(shown) - MAX_LISTED} more (see the admin)")
         lines += [f"warning: {w}" for w in self.warnings()]
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)

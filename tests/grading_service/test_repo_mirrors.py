@@ -110,7 +110,11 @@ def test_the_mirror_setting_is_searched_at_grading_time(source, tmp_path, settin
     out = import_sample(tmp_path)  # no mirror yet: imported all the same, marked
     task = Task.objects.get()
     assert task.source_status == Task.Source.NO_REPOSITORY
-    assert f"no source: {task.external_id}: no local clone or mirror of {REPO!r}" in out
+    assert (
+        "repository source: 0 tasks found, 1 no source "
+        "(no mirror folder configured: --repos DIR or GAGAR_REPO_MIRRORS)"
+    ) in out
+    assert task.source_note.startswith(f"no local clone or mirror of {REPO!r}")
     mirrors = tmp_path / "shared-mirrors"
     make_mirror(source, mirrors, "gagar-samples__humanize-lite.git", "mirror")
     settings.GAGAR_REPO_MIRRORS = [mirrors]
