@@ -251,6 +251,9 @@ GAGAR_MAX_UPLOAD_BYTES = env_int("GAGAR_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
 # One JSON line of a bundle is parsed in memory; larger trajectories go in sidecar files.
 GAGAR_MAX_LINE_BYTES = env_int("GAGAR_MAX_LINE_BYTES", 64 * 1024 * 1024)
 GAGAR_REPO_DIR = VAR_DIR / "repos"
+# Folders of local clones or bare mirrors (comma-separated), where a task whose repo is
+# owner/name finds its source as owner/name, owner__name or name: no network, only read.
+GAGAR_REPO_MIRRORS = [Path(p) for p in env_list("GAGAR_REPO_MIRRORS", [])]
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = GAGAR_MAX_UPLOAD_BYTES
 

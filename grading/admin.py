@@ -61,11 +61,28 @@ class StepAdmin(admin.ModelAdmin[Step]):
 
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin[Task]):
-    list_display = ["external_id", "repo", "base_commit", "created_at"]
+    list_display = ["external_id", "repo", "base_commit", "source", "created_at"]
     search_fields = ["external_id", "repo", "problem_statement"]
-    list_filter = ["repo"]
-    readonly_fields = ["content_hash", "created_at", "gold_patch_link", "test_patch_link"]
+    list_filter = ["source_status", "repo"]
+    readonly_fields = [
+        "content_hash",
+        "created_at",
+        "gold_patch_link",
+        "test_patch_link",
+        "source_status",
+        "source_path",
+        "source_note",
+    ]
     exclude = ["gold_patch", "test_patch"]
+
+    @admin.display(description="source", ordering="source_status")
+    def source(self, obj: Task) -> str:
+        # "no source": the grader gets no repository for this task, and is told so.
+        if obj.source_status == Task.Source.FOUND:
+            return "found"
+        if obj.source_status == Task.Source.UNCHECKED:
+            return "not checked yet"
+        return "no source"
 
     @admin.display(description="gold patch")
     def gold_patch_link(self, obj: Task) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from grading.services.exports import FORMATS, ExportResult, Format
 from grading.services.exports import _Writer as TableWriter
 from review.analytics.filters import Filters
 from review.analytics.labels import labels_refresh, labels_stale
+from review.analytics.sharing import fan_out
 from review.models import (
     Assignment,
     CalibratedLabel,
@@ -105,37 +105,50 @@ def attempt_batches(filters: Filters, size: int) -> Iterator[list[Any]]:
 
 
 def _humans(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]:
-    q = Q(candidate__attempt_id__in=ids, candidate__assignment__status=Assignment.Status.SUBMITTED)
-    if filters.campaign is not None:
-        q &= Q(candidate__assignment__campaign_id=filters.campaign)
-    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for attempt_id, reviewer, tier, rank in (
-        Label.objects.filter(q)
-        .exclude(tier="")
-        .order_by("candidate__assignment__reviewer_id")
-        .values_list(
-            "candidate__attempt_id", "candidate__assignment__reviewer_id", "tier", "rank_in_tier"
+    def fetch(wanted: set[int]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        q = Q(
+            candidate__attempt_id__in=wanted,
+            candidate__assignment__status=Assignment.Status.SUBMITTED,
         )
-    ):
-        out[attempt_id].append(
-            {"reviewer": reviewer_pseudonym(reviewer), "tier": tier, "rank_in_tier": rank}
-        )
-    return out
+        if filters.campaign is not None:
+            q &= Q(candidate__assignment__campaign_id=filters.campaign)
+        for attempt_id, assignment_id, reviewer, tier, rank in (
+            Label.objects.filter(q)
+            .exclude(tier="")
+            .order_by("candidate__assignment__reviewer_id", "pk")
+            .values_list(
+                "candidate__attempt_id",
+                "candidate__assignment_id",
+                "candidate__assignment__reviewer_id",
+                "tier",
+                "rank_in_tier",
+            )
+        ):
+            yield (
+                attempt_id,
+                assignment_id,
+                {"reviewer": reviewer_pseudonym(reviewer), "tier": tier, "rank_in_tier": rank},
+            )
+
+    # A label of a patch is a label of every attempt that submitted it.
+    return fan_out(attempt_ids=ids, fetch=fetch)
 
 
 def _adjudications(ids: list[int], filters: Filters) -> dict[int, Disagreement]:
-    q = Q(candidate__attempt_id__in=ids, status=Disagreement.Status.RESOLVED)
-    if filters.campaign is not None:
-        q &= Q(candidate__assignment__campaign_id=filters.campaign)
-    latest: dict[int, Disagreement] = {}
-    for flag in (
-        Disagreement.objects.filter(q)
-        .select_related("candidate")
-        .order_by("resolved_at", "pk")
-        .only("resolution", "adjudicated_tier", "resolved_at", "candidate__attempt_id")
-    ):
-        latest[flag.candidate.attempt_id] = flag
-    return latest
+    def fetch(wanted: set[int]) -> Iterator[tuple[int, int, Disagreement]]:
+        q = Q(candidate__attempt_id__in=wanted, status=Disagreement.Status.RESOLVED)
+        if filters.campaign is not None:
+            q &= Q(candidate__assignment__campaign_id=filters.campaign)
+        for flag in (
+            Disagreement.objects.filter(q)
+            .select_related("candidate")
+            .order_by("resolved_at", "pk")
+            .only("resolution", "adjudicated_tier", "resolved_at", "candidate__attempt_id")
+        ):
+            # Keyed by flag, not assignment: every flag counts, the latest wins below.
+            yield flag.candidate.attempt_id, flag.pk, flag
+
+    return {aid: flags[-1] for aid, flags in fan_out(attempt_ids=ids, fetch=fetch).items()}
 
 
 def _rows(
