@@ -10,7 +10,7 @@ from grading.models import GraderRun, Group
 from grading.services.grader_runs import grader_run_execute
 from grading.services.tokens import api_token_create
 from tests.conftest import PROJECT_ROOT
-from tests.factories import UserFactory
+from tests.factories import ServiceAccountFactory
 from tests.importers.helpers import jsonl
 from tests.training.builders import expected, step_group
 
@@ -28,7 +28,7 @@ def _example():
 
 @pytest.fixture
 def token():
-    _, secret = api_token_create(user=UserFactory.create(), name="loop")
+    _, secret = api_token_create(user=ServiceAccountFactory.create(), name="loop")
     return secret
 
 
