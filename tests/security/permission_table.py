@@ -1,11 +1,11 @@
 """Who may reach what: the explicit table `test_permissions.py` checks every URL pattern against.
 
-Roles: `anon` (no session), `api` (a service account's Bearer token with every scope and nothing
-else), `submitter` (the same account's token with only the `submit` scope), `fresh` (a reviewer with no
-assignment and no campaign), `other` (a reviewer in the campaign, with an assignment of their
-own, asking for the owner's), `owner` (the reviewer whose assignment the URL names), `staff`
-(`is_staff`, no model permissions), `superuser`. An outcome is a status code, `login` /
-`admin-login` (a redirect to that login page), or several joined by `|`.
+Roles: `anon` (no session), `api` (a service account's Bearer token with every scope and
+nothing else), `submitter` (the same account's token with only the `submit` scope), `fresh` (a
+reviewer with no assignment and no campaign), `other` (a reviewer in the campaign, with an
+assignment of their own, asking for the owner's), `owner` (the reviewer whose assignment the URL
+names), `staff` (`is_staff`, no model permissions), `superuser`. An outcome is a status code,
+`login` / `admin-login` (a redirect to that login page), or several joined by `|`.
 """
 
 from __future__ import annotations
