@@ -63,9 +63,7 @@ def two_group_step(step: int = 0, run: str = RUN) -> list[Group]:
 
 def pure_advantages(group: GroupModel, **kwargs: object) -> dict[str, float]:
     """A′ per attempt external id from the pure module, with the verdict the server used."""
-    run = (
-        GraderRun.objects.filter(group=group, status="succeeded").order_by("-finished_at").first()
-    )
+    run = GraderRun.objects.filter(group=group, status="succeeded").order_by("-finished_at").first()
     grades = {} if run is None else {g.attempt_id: g for g in run.grades.all()}
     attempts_ = list(group.attempts.order_by("index"))
     inputs = [
@@ -79,3 +77,35 @@ def pure_advantages(group: GroupModel, **kwargs: object) -> dict[str, float]:
     ]
     result: PureAdvantages = redistribute(inputs, fallback=run is None, **kwargs)  # type: ignore[arg-type]
     return {a.external_id: r.adv_gagar for a, r in zip(attempts_, result.attempts, strict=True)}
+
+
+def rollout_of(text: str):
+    """The Rollout a test's "trainer" produced for a completion named `<task>|<variant>|<i>`:
+    the i-th attempt of `attempts(variant)`, whose test output names the completion (so a test
+    can find which stored attempt a sample became)."""
+    import dataclasses
+
+    from gagar_client.adapters import Rollout
+
+    task_id, variant, i = text.split("|")
+    base = attempts(int(variant))[int(i)]
+    return Rollout(task=task(task_id), attempt=dataclasses.replace(base, test_output=text))
+
+
+def pure_by_completion(run: str, step: int) -> dict[str, float]:
+    """A′ from the pure module for every stored attempt of a step, by the completion it was."""
+    out: dict[str, float] = {}
+    groups = GroupModel.objects.filter(step__run__name=run, step__number=step)
+    graded = GraderRun.objects.filter(group__in=groups, status="succeeded")
+    # Every group graded: the comparison is with redistributed values, not GRPO against GRPO.
+    assert graded.values("group").distinct().count() == groups.count() > 0
+    for group in groups:
+        pure = pure_advantages(group)
+        for a in group.attempts.all():
+            out[a.test_output().decode()] = pure[a.external_id]
+    return out
+
+
+def completions(step_tasks: dict[str, int]) -> list[str]:
+    """Each task's eight completions, group after group (the order TRL's sampler gives)."""
+    return [f"{t}|{variant}|{i}" for t, variant in step_tasks.items() for i in range(8)]

@@ -1,9 +1,9 @@
 """`gagar submit | advantages | export`: the client from a shell.
 
-    export GAGAR_URL=https://gagar.example GAGAR_TOKEN=gagar_…
-    gagar submit step-0042.jsonl --wait 120          # validate, send, wait, print the counts
-    gagar advantages run-7 42 --deadline 60 --format csv > adv.csv
-    gagar export advantages --run run-7 --format parquet --out adv.zip
+export GAGAR_URL=https://gagar.example GAGAR_TOKEN=gagar_…
+gagar submit step-0042.jsonl --wait 120          # validate, send, wait, print the counts
+gagar advantages run-7 42 --deadline 60 --format csv > adv.csv
+gagar export advantages --run run-7 --format parquet --out adv.zip
 """
 
 from __future__ import annotations

@@ -359,7 +359,12 @@ class Client(_Base):
         return self._pages("/api/v1/labels", _params(page_size=page_size, **filters))
 
     def export(
-        self, kind: ExportKind, dest: Path | str, *, format: ExportFormat = "parquet", **filters: Any
+        self,
+        kind: ExportKind,
+        dest: Path | str,
+        *,
+        format: ExportFormat = "parquet",
+        **filters: Any,
     ) -> Path:
         """Stream an export (a zip of its files and manifest) to `dest`, block by block."""
         path = Path(dest)

@@ -73,9 +73,7 @@ def rows_for(
     advantages: Advantages, run: str, step: int, rollouts: Sequence[Rollout]
 ) -> list[AdvantageRow]:
     """Each rollout's row, looked up by (group id, attempt id), never by position."""
-    return [
-        advantages.get(default_group_id(run, step, r.task_id), r.attempt.id) for r in rollouts
-    ]
+    return [advantages.get(default_group_id(run, step, r.task_id), r.attempt.id) for r in rollouts]
 
 
 def reward_equivalent_or_mean(row: AdvantageRow) -> float:

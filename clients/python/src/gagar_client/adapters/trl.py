@@ -66,7 +66,9 @@ class GagarRewardFunc:
         per_row = {k: v for k, v in columns.items() if isinstance(v, list) and len(v) == n}
         return [
             self.evaluate(
-                prompt=prompts[i], completion=completions[i], **{k: v[i] for k, v in per_row.items()}
+                prompt=prompts[i],
+                completion=completions[i],
+                **{k: v[i] for k, v in per_row.items()},
             ).with_attempt_id(f"p{self.process_index}-{i}")
             for i in range(n)
         ]
