@@ -30,10 +30,10 @@ class ServiceAccountFactory(factory.django.DjangoModelFactory[User]):
     username = factory.Sequence(lambda n: f"service{n}")
 
     @factory.post_generation
-    def service(self, create: bool, extracted: object, **kwargs: object) -> None:
+    def service(obj: User, create: bool, extracted: object, **kwargs: object) -> None:  # type: ignore[misc]
         from grading.services.tokens import service_account_create
 
-        self.set_unusable_password()
+        obj.set_unusable_password()
         if create:
-            self.save(update_fields=["password"])
-            service_account_create(username=self.username)
+            obj.save(update_fields=["password"])
+            service_account_create(username=obj.username)

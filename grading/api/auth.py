@@ -44,8 +44,8 @@ class HashedTokenAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
         problem = token_owner_problem(
             token.user,
-            service=bool(token.owner_is_service),  # type: ignore[attr-defined]
-            reviewer=bool(token.owner_reviews),  # type: ignore[attr-defined]
+            service=bool(token.owner_is_service),
+            reviewer=bool(token.owner_reviews),
         )
         if problem is not None:
             raise exceptions.PermissionDenied(f"This token cannot be used: {problem}.")

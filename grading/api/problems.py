@@ -98,8 +98,9 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         detail = getattr(exc, "detail", None)
         text = str(detail) if detail is not None else HTTPStatus(code).phrase
         extra: dict[str, Any] = {}
-        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-            extra["retry_after"] = int(exc.wait + 0.999)
+        wait = getattr(exc, "wait", None)
+        if isinstance(exc, exceptions.Throttled) and wait is not None:
+            extra["retry_after"] = int(wait + 0.999)
         body = problem_body(
             status_code=code,
             type_=_TYPES.get(code, "about:blank"),

@@ -16,7 +16,9 @@ from grading.api.problems import CONTENT_TYPE
 
 
 class ProblemItemSerializer(serializers.Serializer):
-    source = serializers.CharField(required=False, help_text="'request' for a request body.")
+    source = serializers.CharField(  # type: ignore[assignment]  # a field, not Field.source
+        required=False, help_text="'request' for a request body."
+    )
     line = serializers.IntegerField(allow_null=True, help_text="Bundle line, when there is one.")
     field = serializers.CharField(help_text="The field or parameter; empty for the whole body.")
     message = serializers.CharField()
@@ -67,9 +69,6 @@ class BundleGroupSerializer(serializers.Serializer):
     attempts = serializers.ListField(child=serializers.DictField(), min_length=1)
 
 
-_FLOAT_NULL = {"allow_null": True}
-
-
 class AdvantageGroupFieldsSerializer(serializers.Serializer):
     """The per-group `gagar.v1` columns (also in every attempt row)."""
 
@@ -91,10 +90,10 @@ class AdvantageGroupFieldsSerializer(serializers.Serializer):
     )
     n_attempts = serializers.IntegerField()
     n_valid = serializers.IntegerField()
-    mean_reward = serializers.FloatField(**_FLOAT_NULL, help_text="R̄ over valid attempts")
-    reward_std = serializers.FloatField(**_FLOAT_NULL, help_text="only with normalize_std")
-    lambda_raw = serializers.FloatField(**_FLOAT_NULL)
-    lambda_applied = serializers.FloatField(**_FLOAT_NULL)
+    mean_reward = serializers.FloatField(allow_null=True, help_text="R̄ over valid attempts")
+    reward_std = serializers.FloatField(allow_null=True, help_text="only with normalize_std")
+    lambda_raw = serializers.FloatField(allow_null=True)
+    lambda_applied = serializers.FloatField(allow_null=True)
     capped = serializers.BooleanField()
     mean_shift = serializers.FloatField()
     positive_total_before = serializers.FloatField()
@@ -112,13 +111,13 @@ class AdvantageAttemptRowSerializer(AdvantageGroupFieldsSerializer):
     status = serializers.ChoiceField(choices=["valid", "infra_failed", "exploit_confirmed"])
     included = serializers.BooleanField(help_text="false for infra failures (advantage 0)")
     test_reward = serializers.FloatField()
-    reward_used = serializers.FloatField(**_FLOAT_NULL, help_text="exploit → 0; infra → null")
+    reward_used = serializers.FloatField(allow_null=True, help_text="exploit → 0; infra → null")
     tier = serializers.IntegerField(allow_null=True)
     rank_in_tier = serializers.IntegerField(allow_null=True)
     coefficient = serializers.FloatField()
     adv_grpo = serializers.FloatField(help_text="A = r − R̄")
     adv_gagar = serializers.FloatField(help_text="A′ — the advantage to train on")
-    reward_equivalent = serializers.FloatField(**_FLOAT_NULL, help_text="r′ = R̄ + A′")
+    reward_equivalent = serializers.FloatField(allow_null=True, help_text="r′ = R̄ + A′")
 
 
 class AdvantageGroupRowSerializer(AdvantageGroupFieldsSerializer):

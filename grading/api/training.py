@@ -70,7 +70,8 @@ class SubmittedGroupSerializer(serializers.Serializer):
 
 class SubmitQuery(serializers.Serializer):
     config = serializers.CharField(required=False, help_text="grader configuration name")
-    partial = serializers.BooleanField(
+    # A declared field (DRF moves it off the class), not BaseSerializer.partial.
+    partial = serializers.BooleanField(  # type: ignore[assignment]
         required=False, default=False, help_text="import the valid groups, report the rest"
     )
 

@@ -1,13 +1,15 @@
+from typing import Any
+
 from django.db import migrations, models
 
 
-def scopes_for_existing_tokens(apps, schema_editor):
+def scopes_for_existing_tokens(apps: Any, schema_editor: Any) -> None:
     # Tokens made before scopes existed were training-loop tokens: they submitted and fetched.
     ApiToken = apps.get_model("grading", "ApiToken")
     ApiToken.objects.all().update(scopes=["submit", "read"])
 
 
-def service_accounts_group(apps, schema_editor):
+def service_accounts_group(apps: Any, schema_editor: Any) -> None:
     Group = apps.get_model("auth", "Group")
     Group.objects.get_or_create(name="service accounts")
 

@@ -83,10 +83,7 @@ def _operation(schema: dict[str, Any], method: str, path: str) -> dict[str, Any]
 def test_each_endpoint_answers_errors_as_problem_details(full, case):
     name, method, path, body, status, type_, field = case
     full.post("/api/v1/training/groups", jsonl(step_group("t-1")), content_type=NDJSON)
-    if method == "post":
-        response = full.post(path, body, content_type=NDJSON)
-    else:
-        response = full.get(path)
+    response = full.post(path, body, content_type=NDJSON) if method == "post" else full.get(path)
     problem = assert_problem(response, status, type_)
     if field is not None:
         assert any(p["field"] == field for p in problem["problems"]), problem

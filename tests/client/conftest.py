@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 from django.db import connection
-
 from gagar_client import Client
+
 from grading.models import GraderRun
 from grading.services.grader_runs import grader_run_execute
 from grading.services.tokens import api_token_create

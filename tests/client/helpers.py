@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gagar_client import Attempt, Group, Task, Trajectory
+
 from grading.advantages import AttemptInput, redistribute
 from grading.advantages import GroupAdvantages as PureAdvantages
 from grading.models import GraderRun

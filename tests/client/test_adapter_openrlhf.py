@@ -19,9 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-
 from gagar_client import Client
 from gagar_client.adapters.openrlhf import GagarRewardFunc
+
 from tests.client.helpers import RUN, completions, pure_by_completion, rollout_of
 
 N = 8
@@ -29,9 +29,9 @@ L = 5
 
 
 def openrlhf_dr_grpo(rewards_in_prompt_order, n, action_mask, clip=(-10.0, 10.0), kl_coef=0.0):
-    rewards = np.asarray(rewards_in_prompt_order, dtype=np.float64).reshape(-1, n)
-    rewards = (rewards - rewards.mean(-1, keepdims=True)).reshape(-1)
-    r = np.clip(rewards, clip[0], clip[1])
+    grouped = np.asarray(rewards_in_prompt_order, dtype=np.float64).reshape(-1, n)
+    shaped = (grouped - grouped.mean(-1, keepdims=True)).reshape(-1)
+    r = np.clip(shaped, clip[0], clip[1])
     kl = np.zeros_like(action_mask)
     eos = action_mask.shape[1] - 1 - np.argmax(np.fliplr(action_mask), axis=1)
     last = np.zeros_like(kl)

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-
 from gagar_client import Client
 from gagar_client.adapters.rllm import GagarRllm
+
 from tests.client.helpers import RUN, completions, pure_by_completion, rollout_of
 
 

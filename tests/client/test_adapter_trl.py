@@ -18,9 +18,9 @@ import threading
 
 import numpy as np
 import pytest
-
 from gagar_client import Client
 from gagar_client.adapters.trl import GagarRewardFunc
+
 from tests.client.helpers import RUN, completions, pure_by_completion, rollout_of
 
 G = 8

@@ -23,10 +23,10 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-
 from gagar_client import Client
 from gagar_client.adapters.verl import GagarVerl
 from gagar_client.errors import GagarError
+
 from tests.client.helpers import RUN, completions, pure_by_completion, rollout_of
 
 L = 6  # response length

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from gagar_client import ApiError, AsyncClient, BundleError, Client, RetryPolicy, bundle
 from gagar_client.bundle import json_schema
+
 from grading.models import GraderRun, Group
 from tests.client.helpers import RUN, pure_advantages, two_group_step
 from tests.conftest import PROJECT_ROOT
@@ -188,3 +188,17 @@ def test_exports_stream_to_disk_without_a_partial_file_left(gagar, tmp_path):
     path = gagar.export("package", tmp_path / "pkg.zip", format="jsonl", run=RUN)
     assert zipfile.ZipFile(path).read("manifest.json")
     assert not list(Path(tmp_path).glob("*.partial"))
+
+
+def test_the_client_package_imports_no_django():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gagar_client, gagar_client.cli, gagar_client.adapters.trl, "
+        "gagar_client.adapters.verl, gagar_client.adapters.openrlhf, gagar_client.adapters.rllm; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'rest_framework', "
+        "'grading', 'review', 'torch')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

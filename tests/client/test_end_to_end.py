@@ -11,15 +11,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from gagar_client import Client
 from gagar_client.adapters.openrlhf import GagarRewardFunc as OpenRLHFReward
 from gagar_client.adapters.rllm import GagarRllm
 from gagar_client.adapters.trl import GagarRewardFunc as TRLReward
 from gagar_client.adapters.verl import GagarVerl
+
 from grading.models import Group
-from tests.client.helpers import RUN, completions, pure_advantages, pure_by_completion, rollout_of
-from tests.client.helpers import two_group_step
+from tests.client.helpers import (
+    RUN,
+    completions,
+    pure_advantages,
+    pure_by_completion,
+    rollout_of,
+    two_group_step,
+)
 from tests.client.test_adapter_openrlhf import openrlhf_dr_grpo
 from tests.client.test_adapter_rllm import Step, Trajectory, TrajectoryGroup, collect_precomputed
 from tests.client.test_adapter_trl import trl_advantages
@@ -59,9 +65,9 @@ def test_a_training_loop_side_end_to_end(live_server, token, real_worker):
         # TRL (one process): r′ through TRL's advantage arithmetic.
         trl = TRLReward(gagar, run=RUN, evaluate=evaluate_kw, deadline_s=90, first_step=1)
         rewards = trl(prompts=["p"] * 16, completions=texts, task_id=[t[:3] for t in texts])
-        want = pure_by_completion(RUN, 1)
-        got = trl_advantages(rewards, 8)
-        assert got.tolist() == pytest.approx([want[t] for t in texts], abs=1e-12)
+        want_trl = pure_by_completion(RUN, 1)
+        trl_got = trl_advantages(rewards, 8)
+        assert trl_got.tolist() == pytest.approx([want_trl[t] for t in texts], abs=1e-12)
 
         # verl: both routes.
         shuffled, mask, lengths, index, extra = batch(texts)
@@ -107,7 +113,7 @@ def test_a_training_loop_side_end_to_end(live_server, token, real_worker):
             groups, step=3
         )
         want = pure_by_completion(RUN, 3)
-        for group in groups:
-            flat = collect_precomputed(group)
-            expected = [want[t.text] for t in group.trajectories for _ in "12"]
+        for traj_group in groups:
+            flat = collect_precomputed(traj_group)
+            expected = [want[t.text] for t in traj_group.trajectories for _ in "12"]
             assert flat == pytest.approx(expected, abs=1e-12)

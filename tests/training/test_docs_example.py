@@ -4,8 +4,8 @@ import importlib.util
 import sys
 
 import pytest
-
 from gagar_client import Client
+
 from grading.models import GraderRun, Group
 from grading.services.grader_runs import grader_run_execute
 from grading.services.tokens import api_token_create

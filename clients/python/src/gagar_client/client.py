@@ -2,9 +2,9 @@
 
     from gagar_client import Client, Group, Attempt, Task
     with Client("https://gagar.example", token) as gagar:
-        gagar.submit([group_a, group_b])                    # idempotent; retried on transient errors
-        adv = gagar.wait("run-7", 42, deadline_s=120)       # graded, or plain GRPO past the deadline
-        a = adv.get("run-7/42/django-123", "r0").adv_gagar  # keyed by (group id, attempt id)
+        gagar.submit([group_a, group_b])               # idempotent; retried if transient
+        adv = gagar.wait("run-7", 42, deadline_s=120)  # graded, or GRPO past the deadline
+        a = adv.get("run-7/42/django-123", "r0").adv_gagar  # by (group id, attempt id)
 
 Retries: connection errors, timeouts, 502/503/504 and 429 are retried with exponential backoff
 and jitter (429 and 503 wait what `Retry-After` says); other 4xx and 500 are not. A submission
@@ -53,7 +53,7 @@ class RetryPolicy:
             if after is not None:
                 return after
         base = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
-        return float(base * (0.5 + random.random() / 2))  # noqa: S311 — jitter, not crypto
+        return float(base * (0.5 + random.random() / 2))
 
 
 def retry_after_s(response: httpx.Response) -> float | None:
@@ -128,7 +128,7 @@ def _params(**values: Any) -> dict[str, str]:
 def _advantage_params(
     *,
     config: str | None,
-    lambda_max: float | None | Literal["default"],
+    lambda_max: float | Literal["default"] | None,
     normalize_std: bool,
     std_ddof: int | None,
     std_eps: float | None,
@@ -263,7 +263,7 @@ class Client(_Base):
         step: int,
         *,
         config: str | None = None,
-        lambda_max: float | None | Literal["default"] = "default",
+        lambda_max: float | Literal["default"] | None = "default",
         normalize_std: bool = False,
         std_ddof: int | None = None,
         std_eps: float | None = None,
@@ -468,7 +468,7 @@ class AsyncClient(_Base):
         step: int,
         *,
         config: str | None = None,
-        lambda_max: float | None | Literal["default"] = "default",
+        lambda_max: float | Literal["default"] | None = "default",
         normalize_std: bool = False,
         std_ddof: int | None = None,
         std_eps: float | None = None,
