@@ -81,7 +81,7 @@ class BundleImportApi(APIView):
         task = serializers.CharField()
         outcome = serializers.ChoiceField(choices=["created", "unchanged", "replaced"])
 
-    class OutputSerializer(serializers.Serializer):
+    class BundleImportOutputSerializer(serializers.Serializer):
         summary = serializers.CharField()
         groups = serializers.ListField(child=serializers.DictField())
         problems = ProblemItemSerializer(many=True)
@@ -96,7 +96,11 @@ class BundleImportApi(APIView):
             OpenApiParameter("replace", bool, description="overwrite groups whose content changed"),
         ],
         request=BUNDLE_REQUEST,
-        responses={201: OutputSerializer, 200: OutputSerializer, **problem_responses(400)},
+        responses={
+            201: BundleImportOutputSerializer,
+            200: BundleImportOutputSerializer,
+            **problem_responses(400),
+        },
     )
     def post(self, request: Request) -> Response:
         partial = request.query_params.get("partial") in ("1", "true")

@@ -35,3 +35,10 @@ def _fresh_rate_counts() -> None:
     from django.core.cache import cache
 
     cache.clear()
+
+
+@pytest.fixture
+def token(db: None) -> str:
+    user = ServiceAccountFactory.create(username="generated-loop")
+    _, secret = api_token_create(user=user, name="t", scopes=("submit", "read"))
+    return secret
