@@ -99,9 +99,15 @@ class GagarRewardFunc:
                 pending.done.set()
         elif not pending.done.wait(self.collect_timeout_s):
             with self._lock:
-                if self._open.get(task) is pending:
+                still_open = self._open.get(task) is pending
+                if still_open:
                     del self._open[task]  # a late sample starts a new group
-            return test_reward, test_reward
+            if still_open:
+                # Incomplete here: no sample of it gets r′, so the group is plain GRPO.
+                return test_reward, test_reward
+            # Complete and being scored (the submit and wait take up to deadline_s): every
+            # sample must get the same kind of reward, so wait for the answer.
+            pending.done.wait()
         if pending.rewards is None:  # scoring failed: plain GRPO for the whole group
             return test_reward, test_reward
         return pending.rewards[k], test_reward
