@@ -35,6 +35,11 @@ def _wants_json(request: HttpRequest) -> bool:
 
 def server_error_or_unavailable(request: HttpRequest) -> HttpResponse:
     if not _database_down():
+        if request.path.startswith("/api/"):
+            # The API's one error format (RFC 9457), built without the database.
+            from grading.api.problems import django_problem
+
+            return django_problem(request, status_code=500, detail="internal error")
         return server_error(request)
     response: HttpResponse
     if _wants_json(request):

@@ -143,3 +143,13 @@ def test_the_rate_is_counted_per_token(api_for, settings):
         assert first.get("/api/v1/runs").status_code == 200
     assert first.get("/api/v1/runs").status_code == 429
     assert second.get("/api/v1/runs").status_code == 200
+
+
+def test_an_unexpected_server_error_is_a_500_problem_too(full, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("grading.api.reads.runs_for_api", broken)
+    full.raise_request_exception = False
+    body = assert_problem(full.get("/api/v1/runs"), 500, "about:blank")
+    assert "a bug" not in body["detail"]  # no internals leak
