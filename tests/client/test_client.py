@@ -148,11 +148,21 @@ def test_reads_labels_verdicts_and_exports_come_through_the_client(gagar, gradin
 
 
 @pytest.mark.postgres
-def test_the_async_client_submits_and_waits(live_server, token, grading_worker):
+def test_the_async_client_has_the_same_calls(live_server, token, grading_worker, tmp_path):
     async def loop() -> dict[tuple[str, str], float]:
         async with AsyncClient(live_server.url, token) as client:
             await client.submit(two_group_step(step=3))
             adv = await client.wait(RUN, 3, deadline_s=30)
+            assert [r["name"] for r in await client.runs()] == [RUN]
+            assert [s["step"] for s in await client.steps(RUN)] == [3]
+            db_id = adv.group(f"{RUN}/3/t-a").group_db_id
+            assert len(await client.verdicts(db_id)) == 1
+            assert (await client.grader_runs(db_id))[0]["status"] == "succeeded"
+            assert len(await client.labels(run=RUN)) == 16
+            again = await client.group_advantages(db_id)
+            assert again.get(f"{RUN}/3/t-a", "r0") == adv.get(f"{RUN}/3/t-a", "r0")
+            path = await client.export("advantages", tmp_path / "a.zip", format="csv", run=RUN)
+            assert "advantages_attempts.csv" in zipfile.ZipFile(path).namelist()
             return adv.adv_gagar()
 
     # A thread of its own: a session-wide Playwright may already run a loop on this one.
