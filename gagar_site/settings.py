@@ -4,6 +4,7 @@ Defaults give a working single-machine setup: a SQLite file and a filesystem Cel
 real worker process runs without any server installed.
 """
 
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -225,7 +226,13 @@ REST_FRAMEWORK = {
 }
 # Requests per token (or staff account): "<n>/<second|minute|hour|day>", empty = unlimited.
 # Over it the API answers 429 with Retry-After; the Python client waits that long and retries.
-GAGAR_API_RATE = env_str("GAGAR_API_RATE", "600/minute")
+GAGAR_API_RATE = env_str("GAGAR_API_RATE", "600/minute").strip()
+if GAGAR_API_RATE and not re.fullmatch(
+    r"[1-9]\d*/(s|sec|second|m|min|minute|h|hour|d|day)", GAGAR_API_RATE
+):
+    raise ImproperlyConfiguredEnv(
+        f"GAGAR_API_RATE={GAGAR_API_RATE!r}: use <n>/second, /minute, /hour or /day (or empty)"
+    )
 # Largest page of the paginated lists (runs, steps, labels).
 GAGAR_API_MAX_PAGE_SIZE = env_int("GAGAR_API_MAX_PAGE_SIZE", 1000)
 SPECTACULAR_SETTINGS = {

@@ -153,3 +153,22 @@ def test_an_unexpected_server_error_is_a_500_problem_too(full, monkeypatch):
     full.raise_request_exception = False
     body = assert_problem(full.get("/api/v1/runs"), 500, "about:blank")
     assert "a bug" not in body["detail"]  # no internals leak
+
+
+def test_a_malformed_rate_setting_refuses_to_start(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import PROJECT_ROOT
+
+    env = {**os.environ, "DEBUG": "1", "GAGAR_API_RATE": "lots", "GAGAR_VAR_DIR": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0 and "GAGAR_API_RATE='lots'" in result.stderr
