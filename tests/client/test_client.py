@@ -218,3 +218,62 @@ def test_the_client_package_imports_no_django():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+class _Flaky:
+    """A real HTTP server on loopback that fails the first answers in a chosen way."""
+
+    def __init__(self, failures: list[tuple[int, dict[str, str]]]) -> None:
+        import http.server
+
+        self.failures = list(failures)
+        self.seen = 0
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.seen += 1
+                status, headers = outer.failures.pop(0) if outer.failures else (200, {})
+                body = (
+                    b'{"count": 0, "next": null, "previous": null, "results": []}'
+                    if status == 200
+                    else b'{"type": "about:blank", "title": "x", "status": %d, "detail": "x"}'
+                    % status
+                )
+                self.send_response(status)
+                for k, v in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_503_and_502_are_retried_but_500_and_404_are_not():
+    flaky = _Flaky([(503, {"Retry-After": "0"}), (502, {})])
+    try:
+        client = Client(flaky.url, "t", retry=RetryPolicy(attempts=4, backoff_s=0.01))
+        assert client.runs() == [] and flaky.seen == 3
+        for status in (500, 404):
+            flaky.failures, flaky.seen = [(status, {})], 0
+            with pytest.raises(ApiError) as caught:
+                client.runs()
+            assert caught.value.status == status and flaky.seen == 1
+        # Retries are bounded: a server that keeps failing ends in the error.
+        flaky.failures, flaky.seen = [(503, {"Retry-After": "0"})] * 10, 0
+        with pytest.raises(ApiError):
+            client.runs()
+        assert flaky.seen == 4
+    finally:
+        flaky.close()
