@@ -185,9 +185,29 @@ GAGAR_GRADER_REAP_EVERY_S = env_float("GAGAR_GRADER_REAP_EVERY_S", 60.0)
 GAGAR_SANDBOX = env_str("GAGAR_SANDBOX", "local")
 # The image checks run in with GAGAR_SANDBOX=docker; it must hold the repositories' toolchains.
 GAGAR_SANDBOX_IMAGE = env_str("GAGAR_SANDBOX_IMAGE", "gagar-sandbox:local")
-# Prices in USD per million tokens, to record a run's cost; unset means unknown.
+# What a docker sandbox image holds, told to the grader in the run_check spec ("Python 3.11 with
+# the repository's test dependencies", …). A task may name its own image in its metadata
+# (`sandbox_image`), or GAGAR_SANDBOX_TASK_IMAGE gives a template with {task} (the task id).
+GAGAR_SANDBOX_IMAGE_CONTENTS = env_str("GAGAR_SANDBOX_IMAGE_CONTENTS", "")
+GAGAR_SANDBOX_TASK_IMAGE = env_str("GAGAR_SANDBOX_TASK_IMAGE", "")
+# Prices in USD per million tokens, to record a run's cost; unset means unknown. Cached input
+# (prompt-cache hits) defaults to the input price. A configuration's own prices win.
 GAGAR_GRADER_USD_PER_MTOK_IN = env_float("GAGAR_GRADER_USD_PER_MTOK_IN", 0.0)
+GAGAR_GRADER_USD_PER_MTOK_CACHED_IN = env_float(
+    "GAGAR_GRADER_USD_PER_MTOK_CACHED_IN", GAGAR_GRADER_USD_PER_MTOK_IN
+)
 GAGAR_GRADER_USD_PER_MTOK_OUT = env_float("GAGAR_GRADER_USD_PER_MTOK_OUT", 0.0)
+# Defaults of the default configuration's backend options (a configuration's `options` win).
+# Streaming answers time out after IDLE_TIMEOUT_S without a byte, however long they take.
+GAGAR_GRADER_STREAM = env_bool("GAGAR_GRADER_STREAM", True)
+GAGAR_GRADER_IDLE_TIMEOUT_S = env_float("GAGAR_GRADER_IDLE_TIMEOUT_S", 120.0)
+# An OpenAI reasoning model: max_completion_tokens, no temperature, optional reasoning_effort.
+GAGAR_GRADER_REASONING = env_bool("GAGAR_GRADER_REASONING", False)
+GAGAR_GRADER_REASONING_EFFORT = env_str("GAGAR_GRADER_REASONING_EFFORT", "")
+# Anthropic extended thinking: the thinking budget in tokens (0 = off).
+GAGAR_GRADER_THINKING_BUDGET = env_int("GAGAR_GRADER_THINKING_BUDGET", 0)
+# The model's context window when the server does not say (0 = ask the server, else 128k).
+GAGAR_GRADER_CONTEXT_WINDOW = env_int("GAGAR_GRADER_CONTEXT_WINDOW", 0)
 _visibility = CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout")
 if isinstance(_visibility, int) and _visibility <= GAGAR_GRADER_TIME_LIMIT_S:
     raise ImproperlyConfiguredEnv(

@@ -42,7 +42,10 @@ def _change_link(obj: Any, label: str) -> SafeString:
 
 @admin.register(GraderConfig)
 class GraderConfigAdmin(admin.ModelAdmin[GraderConfig]):
-    list_display = ["name", "backend", "model", "base_url", "prompt_version", "temperature", "seed"]
+    list_display = [
+        "name", "backend", "model", "base_url", "prompt_version", "temperature", "seed",
+        "max_usd_per_run", "max_usd_per_day",
+    ]  # fmt: skip
     list_filter = ["backend"]
     search_fields = ["name", "model"]
 
@@ -92,9 +95,11 @@ class GraderRunAdmin(admin.ModelAdmin[GraderRun]):
     exclude = ["verdict", "alias_map", "problems", "group"]
     readonly_fields = [
         "group_link", "config", "replica", "status", "deliveries", "claimed_by", "heartbeat_at",
-        "started_at", "finished_at", "failure_reason", "latency_s", "input_tokens",
-        "output_tokens", "llm_calls", "tool_calls", "cost_usd", "created_at", "problem_list",
-        "verdict_view", "transcript",
+        "started_at", "finished_at", "failure_reason", "latency_s", "prompt_version",
+        "input_tokens", "cached_input_tokens", "output_tokens", "usage_estimated",
+        "peak_context_tokens", "abandoned_input_tokens", "abandoned_output_tokens",
+        "abandoned_cost_usd", "llm_calls", "tool_calls", "cost_usd", "created_at",
+        "problem_list", "verdict_view", "transcript",
     ]  # fmt: skip
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -108,7 +113,7 @@ class GraderRunAdmin(admin.ModelAdmin[GraderRun]):
     def group_link(self, obj: GraderRun) -> SafeString:
         return _change_link(obj.group, str(obj.group))
 
-    @admin.display(description="problems of the last rejected verdict")
+    @admin.display(description="problems of the last rejected submission")
     def problem_list(self, obj: GraderRun) -> SafeString:
         return _pre("\n".join(obj.problems)) if obj.problems else format_html("{}", "—")
 

@@ -154,7 +154,11 @@ def group_row(ga: GroupAdvantages) -> dict[str, Any]:
         "grader_config": ga.config.name,
         "verdict_id": ga.grader_run_id if not ga.fallback else None,
         "grader_model": ga.config.model or ga.config.backend,
-        "prompt_version": ga.config.prompt_version,
+        "prompt_version": (
+            ga.grader_run.prompt_version
+            if ga.grader_run is not None and ga.grader_run.prompt_version
+            else ga.config.prompt_version
+        ),
         "lambda_max": ga.params.get("lambda_max"),
         "normalize_std": bool(ga.params.get("normalize_std")),
         "fallback": ga.fallback,

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from grading.grader.backends.base import Completion, Message, ToolCall, ToolSpec
+from grading.grader.backends.base import CallOptions, Completion, Message, ToolCall, ToolSpec
 from grading.grader.heuristic_rules import Features, extract, literals, score_group
 from grading.grader.inputs import Rubric
 from grading.grader.patchinfo import parse_patch
-from grading.grader.toolspecs import SUBMIT
+from grading.grader.protocol import SUBMISSION_TOOLS, verdict_to_turns
 
 _BLOCK = re.compile(r'<untrusted source="([^"]*)">\n(.*?)\n</untrusted>', re.DOTALL)
 _CAND_LINE = re.compile(r"^([A-Z]{1,2}): (passed|failed), .*events=(\d+)", re.MULTILINE)
@@ -45,18 +45,25 @@ class _State:
     has_repo: bool = False
 
 
-def _read(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> _State:
+def _read(messages: Sequence[Message], memory: dict[str, str], final: bool) -> _State:
+    """`memory` keeps each result as first seen: the loop may later replace old results by
+    stubs to save context, and the heuristic must not forget what it read."""
     st = _State()
     for m in messages:
         if m.role == "assistant":
             for c in m.tool_calls:
-                st.calls[c.id] = (c.name, c.arguments or {})
+                if c.name not in SUBMISSION_TOOLS:
+                    st.calls[c.id] = (c.name, c.arguments or {})
         elif m.role == "tool" and m.tool_call_id in st.calls:
+            if m.content.startswith(("not run:", "not shown:")):  # per-turn limits: ask again
+                del st.calls[m.tool_call_id]
+                continue
+            content = memory.setdefault(m.tool_call_id, m.content)
             name, args = st.calls[m.tool_call_id]
-            st.results.append((name, args, m.content))
+            st.results.append((name, args, content))
         elif m.role == "user" and not st.user_text:
             st.user_text = m.content
-    st.final = [t.name for t in tools] == [SUBMIT]
+    st.final = final
     st.has_repo = "is available as tree 'base'" in _trusted(st.user_text)
     return st
 
@@ -77,6 +84,7 @@ class HeuristicBackend:
     def __init__(self, rubric: Rubric | None = None) -> None:
         self.rubric = rubric or Rubric()
         self._n = 0
+        self._memory: dict[str, str] = {}
 
     def complete(
         self,
@@ -86,11 +94,13 @@ class HeuristicBackend:
         max_output_tokens: int,
         temperature: float,
         seed: int | None,
+        options: CallOptions = CallOptions(),  # noqa: B008 (frozen, never mutated)
     ) -> Completion:
-        st = _read(messages, tools)
-        calls = [] if st.final else self._next_calls(st)
+        st = _read(messages, self._memory, final=options.tool_choice != "auto")
+        calls = [] if st.final else self._next_calls(st)[: options.max_tool_calls or None]
         if not calls:
-            calls = [(SUBMIT, {"verdict": self._verdict(st)})]
+            # The whole verdict at once, as the protocol's per-candidate calls and the ranking.
+            (calls,) = verdict_to_turns(self._verdict(st), per_turn=10_000)
         tool_calls = []
         for name, args in calls:
             self._n += 1

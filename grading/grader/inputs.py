@@ -101,8 +101,33 @@ class Rubric:
 
 @dataclass(frozen=True)
 class Budget:
+    """What one run may spend. The model sees what is left in every turn."""
+
     max_steps: int = 40  # backend calls
-    max_input_tokens: int = 600_000
+    max_input_tokens: int = 600_000  # summed over calls, cached tokens included
     max_output_tokens: int = 60_000
     wall_seconds: float = 1800.0
-    max_output_tokens_per_call: int = 4096
+    # Per reply. Reasoning tokens count here too, so reasoning models need more; a reply cut at
+    # this limit is answered ("send it in parts") and the next one may use twice as much.
+    max_output_tokens_per_call: int = 8192
+    max_parallel_calls: int = 8  # exploration calls run per turn; submission calls are extra
+    max_usd: float | None = None  # the run stops before a call that could pass it
+    max_total_tokens: int | None = None  # input + output, a spend limit like max_usd
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """USD per million tokens; cached input is what a prompt-cache hit costs."""
+
+    input: float = 0.0
+    cached_input: float | None = None  # None: same as input
+    output: float = 0.0
+
+    @property
+    def known(self) -> bool:
+        return bool(self.input or self.output)
+
+    def cost(self, input_tokens: int, cached_tokens: int, output_tokens: int) -> float:
+        cached = self.input if self.cached_input is None else self.cached_input
+        fresh = max(0, input_tokens - cached_tokens)
+        return (fresh * self.input + cached_tokens * cached + output_tokens * self.output) / 1e6

@@ -42,6 +42,23 @@ def cap_head_tail(text: str, limit: int = OUTPUT_CAP) -> tuple[str, str]:
     )
 
 
+def fit(items: list[str], limit: int) -> int:
+    """How many leading items fit in `limit` characters joined by newlines (at least one: a
+    single over-long item is shown cut, by `clip_line`)."""
+    size = 0
+    for i, item in enumerate(items):
+        size += len(item) + 1
+        if size > limit and i:
+            return i
+    return len(items)
+
+
+def clip_line(line: str, limit: int) -> str:
+    if len(line) <= limit:
+        return line
+    return line[:limit] + f"… [line cut: {limit} of {len(line)} characters]"
+
+
 def numbered(lines: list[str], first: int) -> str:
     return "\n".join(f"{first + i:>6}\t{line}" for i, line in enumerate(lines))
 

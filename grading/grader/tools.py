@@ -9,18 +9,19 @@ from __future__ import annotations
 import random
 import string
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
 from grading.grader import render
-from grading.grader.inputs import CandidateInput, GroupInput
+from grading.grader.inputs import CandidateInput, Event, GroupInput
 from grading.grader.patchinfo import PatchIndex, parse_patch
+from grading.grader.protocol import SUBMISSION_TOOLS
 from grading.grader.sandbox.base import Limits, Sandbox, SandboxError
 from grading.grader.toolspecs import tool_specs
-from grading.grader.tree_tools import grep, list_files, read_file
+from grading.grader.tree_tools import MAX_LIST_ENTRIES, MAX_READ_LINES, grep, list_files, read_lines
 from grading.grader.workspace import BASE, PathRefused, Workspace
 
 LOG_OUTPUT_CAP = 4_000  # what the tool log keeps of each result
@@ -74,6 +75,9 @@ class Toolbox:
     limits: Limits = field(default_factory=Limits)
     output_cap: int = render.OUTPUT_CAP
     log: list[ToolLogEntry] = field(default_factory=list)
+    # Hook for the shared pure redactor (agent/model identity in trajectories, issue 12): every
+    # trajectory event the grader sees passes through `_event` and so through this.
+    redact_event: Callable[[Event], Event] | None = None
 
     def __post_init__(self) -> None:
         self.diffs: dict[str, PatchIndex] = {
@@ -81,7 +85,7 @@ class Toolbox:
         }
         self._validators = {
             s.name: Draft202012Validator(s.parameters)
-            for s in tool_specs(with_sandbox=self.sandbox is not None)
+            for s in tool_specs(with_sandbox=self.sandbox is not None, sandbox=self.sandbox)
         }
 
     # -- dispatch ---------------------------------------------------------------------------
@@ -101,14 +105,14 @@ class Toolbox:
         return ToolResult(content, entry.is_error, entry)
 
     def record(self, name: str, arguments: Any, output: str, *, is_error: bool) -> ToolLogEntry:
-        """Log a call handled outside the toolbox (submit_verdict)."""
+        """Log a call handled outside the toolbox (the submission tools)."""
         entry = ToolLogEntry(len(self.log), name, arguments, output[:LOG_OUTPUT_CAP], 0.0, is_error)
         self.log.append(entry)
         return entry
 
     def _dispatch(self, name: str, args: Any, entry: ToolLogEntry) -> str:
         validator = self._validators.get(name)
-        if validator is None or name == "submit_verdict":
+        if validator is None or name in SUBMISSION_TOOLS:
             raise ToolError(f"no tool named {name!r}")
         errors = [e.message for e in validator.iter_errors(args)]
         if errors:
@@ -152,21 +156,70 @@ class Toolbox:
             files.append(f"{alias}: " + ", ".join(d.files))
         return "\n".join(lines) + "\n" + self._wrap("files touched", "\n".join(files))
 
+    def _lines(self, source: str, items: list[str], first: int, total: int, unit: str) -> str:
+        """Whole items within the output cap, then a trusted note with the exact range shown
+        and where to continue."""
+        n = render.fit(items, self.output_cap)
+        shown = [render.clip_line(i, self.output_cap) for i in items[:n]]
+        body = render.untrusted(source, "\n".join(shown))
+        last = first + n - 1
+        if n < len(items) or last < total:
+            note = f"\n[{unit} {first}-{last} of {total} shown; continue at {unit} {last + 1}]"
+            return body + note
+        return body
+
     def _t_list_files(
         self, *, tree: str, path: str = "", depth: int = 2, entry: ToolLogEntry
     ) -> str:
-        return self._wrap(f"{tree} tree listing", list_files(self._tree(tree), path, depth))
+        names = list_files(self._tree(tree), path, depth)
+        more = len(names) > MAX_LIST_ENTRIES
+        names = names[:MAX_LIST_ENTRIES]
+        n = render.fit(names, self.output_cap)
+        body = render.untrusted(f"{tree} tree listing", "\n".join(names[:n]))
+        if n < len(names) or more:
+            body += (
+                f"\n[entries 1-{n} of {len(names)}{'+' if more else ''} shown; list a "
+                "subdirectory (path) or a smaller depth to see the rest]"
+            )
+        return body
 
     def _t_read_file(
         self, *, tree: str, path: str, start: int = 1, end: int = 0, entry: ToolLogEntry
     ) -> str:
-        header, body = read_file(self._tree(tree), path, max(start, 1), end)
-        return header + "\n" + self._wrap(f"{tree} tree {path}", body)
+        lines = read_lines(self._tree(tree), path)
+        start = max(start, 1)
+        last = min(len(lines), end if end >= start else len(lines), start + MAX_READ_LINES - 1)
+        rows = render.numbered(lines[start - 1 : last], start).split("\n") if last >= start else []
+        n = render.fit(rows, self.output_cap) if rows else 0
+        shown_last = start + n - 1 if n else start - 1
+        header = f"{path}: lines {start}-{shown_last} of {len(lines)}"
+        body = render.untrusted(f"{tree} tree {path}", "\n".join(rows[:n]))
+        if shown_last < last or (end == 0 and shown_last < len(lines)):
+            body += f"\n[continue at line {shown_last + 1}: call again with start={shown_last + 1}]"
+        return header + "\n" + body
 
     def _t_grep(
-        self, *, tree: str, pattern: str, path: str = "", max_results: int = 50, entry: ToolLogEntry
+        self,
+        *,
+        tree: str,
+        pattern: str,
+        path: str = "",
+        max_results: int = 50,
+        skip: int = 0,
+        entry: ToolLogEntry,
     ) -> str:
-        return self._wrap(f"{tree} tree search", grep(self._tree(tree), pattern, path, max_results))
+        hits, more = grep(self._tree(tree), pattern, path, skip + max_results)
+        hits = hits[skip:]
+        if not hits:
+            return render.untrusted(f"{tree} tree search", "(no matches)")
+        n = render.fit(hits, self.output_cap)
+        body = render.untrusted(f"{tree} tree search", "\n".join(hits[:n]))
+        if n < len(hits) or more:
+            body += (
+                f"\n[stopped at {skip + n} results] results {skip + 1}-{skip + n} are shown; "
+                f"continue with skip={skip + n}, or narrow the path or pattern."
+            )
+        return body
 
     def _t_view_diff(
         self, *, candidate: str, file: str | None = None, start: int = 1, entry: ToolLogEntry
@@ -215,42 +268,86 @@ class Toolbox:
             f"candidates {a} and {b} file list", "\n".join(rows)
         )
 
+    def _redacted(self, event: Event) -> Event:
+        """The one place trajectory events pass before the grader sees or searches them."""
+        return self.redact_event(event) if self.redact_event is not None else event
+
     def _t_view_trajectory(
         self, *, candidate: str, start: int = 0, count: int = 20, entry: ToolLogEntry
     ) -> str:
         cand = self._cand(candidate)
         events = cand.event_slice(start, count)
         total = cand.event_count()
-        body = "\n".join(render.render_event(start + i, e) for i, e in enumerate(events))
-        head = f"trajectory of {candidate}: events {start}-{start + len(events) - 1} of {total}"
-        return head + "\n" + self._wrap(f"candidate {candidate} trajectory", body)
+        rows = [render.render_event(start + i, self._redacted(e)) for i, e in enumerate(events)]
+        n = render.fit(rows, self.output_cap)
+        last = start + n - 1
+        head = f"trajectory of {candidate}: events {start}-{last} of {total}"
+        body = render.untrusted(
+            f"candidate {candidate} trajectory",
+            "\n".join(render.clip_line(r, self.output_cap) for r in rows[:n]),
+        )
+        if last + 1 < total:
+            body += f"\n[continue at event {last + 1}: call again with start={last + 1}]"
+        return head + "\n" + body
 
     def _t_search_trajectory(
-        self, *, candidate: str, query: str, max_results: int = 20, entry: ToolLogEntry
+        self,
+        *,
+        candidate: str,
+        query: str,
+        max_results: int = 20,
+        start: int = 0,
+        entry: ToolLogEntry,
     ) -> str:
-        cand, q, hits = self._cand(candidate), query.lower(), []
+        cand, q = self._cand(candidate), query.lower()
+        hits: list[tuple[int, str]] = []
+        next_start: int | None = None
         for i, event in cand.iter_events():
+            if i < start:
+                continue
+            event = self._redacted(event)
             kind = render.event_kind(event).lower()
             error = q == "error" and render.is_error_event(event)
             if kind == q or error or q in render.event_text(event, 100_000).lower():
-                hits.append(render.render_event(i, event))
                 if len(hits) >= max_results:
+                    next_start = i
                     break
-        head = f"{len(hits)} matching events in {candidate}'s trajectory (max {max_results})"
-        return head + "\n" + self._wrap(f"candidate {candidate} trajectory search", "\n".join(hits))
+                hits.append((i, render.render_event(i, event)))
+        n = render.fit([h for _, h in hits], self.output_cap)
+        if n < len(hits):
+            next_start = hits[n][0]
+        head = f"{n} matching events in {candidate}'s trajectory (max {max_results})"
+        body = render.untrusted(
+            f"candidate {candidate} trajectory search",
+            "\n".join(render.clip_line(h, self.output_cap) for _, h in hits[:n]),
+        )
+        if next_start is not None:
+            body += f"\n[more matches from event {next_start}: call again with start={next_start}]"
+        return head + "\n" + body
 
-    def _t_view_test_results(self, *, candidate: str, entry: ToolLogEntry) -> str:
+    def _t_view_test_results(
+        self, *, candidate: str, start_line: int = 0, entry: ToolLogEntry
+    ) -> str:
         cand = self._cand(candidate)
         outcome = "passed" if cand.passed else "failed"
         head = f"candidate {candidate}: tests {outcome}, status={cand.status}"
         report = render.compact_json(dict(cand.test_report)) if cand.test_report else "(no report)"
-        return (
-            head
-            + "\n"
-            + self._wrap(f"candidate {candidate} test report", report)
-            + "\n"
-            + self._wrap(f"candidate {candidate} test output", cand.test_output, head_tail=True)
-        )
+        source = f"candidate {candidate} test output"
+        if start_line:
+            lines = cand.test_output.splitlines()
+            output = self._lines(source, lines[start_line - 1 :], start_line, len(lines), "line")
+        else:
+            output = self._wrap(source, cand.test_output, head_tail=True)
+            if len(cand.test_output) > self.output_cap:
+                half = self.output_cap // 2
+                first = cand.test_output[:half].count("\n") + 1
+                last = cand.test_output.count("\n") - cand.test_output[-half:].count("\n") + 1
+                output += (
+                    f" The middle (lines {first}-{last}) is omitted: call again with "
+                    f"start_line={first} to read it."
+                )
+        report_part = self._wrap(f"candidate {candidate} test report", report)
+        return head + "\n" + report_part + "\n" + output
 
     def _t_run_check(self, *, tree: str, command: str, entry: ToolLogEntry) -> str:
         if self.sandbox is None or self.workspace is None:
@@ -268,4 +365,7 @@ class Toolbox:
         head += f", {res.duration_s:.1f}s" + (
             ", output truncated by sandbox" if res.truncated else ""
         )
-        return head + "\n" + self._wrap(f"check output in {tree}", res.output, head_tail=True)
+        out = self._wrap(f"check output in {tree}", res.output, head_tail=True)
+        if len(res.output) > self.output_cap:
+            out += " To see the omitted middle, run a narrower command (e.g. pipe through tail)."
+        return head + "\n" + out

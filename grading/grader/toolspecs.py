@@ -1,11 +1,16 @@
-"""Argument schemas of the grader's tools (what the model sees)."""
+"""Argument schemas of the grader's tools (what the model sees).
+
+Every run offers the same list in the same order (exploration tools, then the two submission tools
+of `grading.grader.protocol`), so the tool block of the request never changes and stays cached.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from grading.grader.backends.base import ToolSpec
-from grading.grader.verdict import tool_parameters
+from grading.grader.protocol import submission_specs
+from grading.grader.sandbox.base import Sandbox
 
 
 def _obj(required: list[str], **props: Any) -> dict[str, Any]:
@@ -20,8 +25,6 @@ def _obj(required: list[str], **props: Any) -> dict[str, Any]:
 _TREE = {"type": "string", "description": '"base" or a candidate alias (A, B, …)'}
 _ALIAS = {"type": "string", "description": "a candidate alias (A, B, …)"}
 _INT = {"type": "integer", "minimum": 0}
-
-SUBMIT = "submit_verdict"
 
 _SPECS = [
     ToolSpec(
@@ -41,18 +44,20 @@ _SPECS = [
     ),
     ToolSpec(
         "read_file",
-        "Read a file of a tree with line numbers (at most 400 lines per call).",
+        "Read a file of a tree with line numbers (at most 400 lines per call). The header gives "
+        "the exact lines shown; a cut says where to continue.",
         _obj(["tree", "path"], tree=_TREE, path={"type": "string"}, start=_INT, end=_INT),
     ),
     ToolSpec(
         "grep",
-        "Search a tree for a regular expression; returns path:line: text.",
+        "Search a tree for a regular expression; returns path:line: text. Page with skip.",
         _obj(
             ["tree", "pattern"],
             tree=_TREE,
             pattern={"type": "string", "minLength": 1},
             path={"type": "string"},
             max_results={"type": "integer", "minimum": 1, "maximum": 200},
+            skip=_INT,
         ),
     ),
     ToolSpec(
@@ -67,12 +72,16 @@ _SPECS = [
     ),
     ToolSpec(
         "compare_diffs",
-        "Compare two candidates' diffs file by file.",
+        "Compare two candidates' diffs file by file (added/removed lines per file, identical "
+        "files marked).",
         _obj(["a", "b"], a=_ALIAS, b=_ALIAS),
     ),
+    # Slot for `compare_candidates` (what one candidate's post-patch files do that the other's
+    # do not), to be built on the shared candidate-compare function of the one-home issue.
     ToolSpec(
         "view_trajectory",
-        "Show events of a candidate's trajectory (at most 50 per call).",
+        "Show events of a candidate's trajectory (at most 50 per call); the header gives the "
+        "exact events shown and a cut says where to continue.",
         _obj(
             ["candidate"],
             candidate=_ALIAS,
@@ -82,35 +91,39 @@ _SPECS = [
     ),
     ToolSpec(
         "search_trajectory",
-        "Find trajectory events whose kind equals or whose text contains `query`.",
+        'Find trajectory events whose kind equals or whose text contains `query` ("error" also '
+        "finds failed commands); start = the first event index to search from.",
         _obj(
             ["candidate", "query"],
             candidate=_ALIAS,
             query={"type": "string", "minLength": 1},
             max_results={"type": "integer", "minimum": 1, "maximum": 100},
+            start=_INT,
         ),
     ),
     ToolSpec(
         "view_test_results",
-        "Show a candidate's test report and test output.",
-        _obj(["candidate"], candidate=_ALIAS),
-    ),
-    ToolSpec(
-        "run_check",
-        "Run a shell command in a sandboxed copy of a tree (no network, time/memory limits).",
-        _obj(["tree", "command"], tree=_TREE, command={"type": "string", "minLength": 1}),
+        "Show a candidate's test report and test output (long output: head and tail, or the "
+        "lines from start_line).",
+        _obj(["candidate"], candidate=_ALIAS, start_line={"type": "integer", "minimum": 1}),
     ),
 ]
 
-
-def tool_specs(*, with_sandbox: bool) -> list[ToolSpec]:
-    specs = [s for s in _SPECS if with_sandbox or s.name != "run_check"]
-    return [*specs, submit_spec()]
+RUN_CHECK = "run_check"
 
 
-def submit_spec() -> ToolSpec:
+def run_check_spec(sandbox: Sandbox | None) -> ToolSpec:
+    where = sandbox.describe() if sandbox is not None and hasattr(sandbox, "describe") else ""
     return ToolSpec(
-        SUBMIT,
-        "Submit the final gagar.verdict.v1 verdict; this ends grading.",
-        tool_parameters(),
+        RUN_CHECK,
+        "Run a shell command in a sandboxed scratch copy of a tree (no network, time/memory "
+        "limits; changes are thrown away). " + (where or "The sandbox's contents are unknown."),
+        _obj(["tree", "command"], tree=_TREE, command={"type": "string", "minLength": 1}),
     )
+
+
+def tool_specs(*, with_sandbox: bool, sandbox: Sandbox | None = None) -> list[ToolSpec]:
+    specs = list(_SPECS)
+    if with_sandbox:
+        specs.append(run_check_spec(sandbox))
+    return [*specs, *submission_specs()]

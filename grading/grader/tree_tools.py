@@ -6,7 +6,6 @@ import os
 import re
 from pathlib import Path
 
-from grading.grader.render import numbered
 from grading.grader.workspace import PathRefused, resolve_in_tree
 
 MAX_READ_LINES = 400
@@ -23,7 +22,8 @@ def _is_inside(root: Path, path: Path) -> bool:
     return real == root or root in real.parents
 
 
-def list_files(root: Path, rel: str, depth: int) -> str:
+def list_files(root: Path, rel: str, depth: int) -> list[str]:
+    """Entries under `rel`, directories with a trailing slash (at most MAX_LIST_ENTRIES + 1)."""
     real_root = root.resolve()
     start = resolve_in_tree(root, rel)
     if not start.is_dir():
@@ -33,11 +33,9 @@ def list_files(root: Path, rel: str, depth: int) -> str:
         here = Path(dirpath)
         level = len(here.relative_to(start).parts)
         dirnames[:] = sorted(d for d in dirnames if d != ".git" and _is_inside(real_root, here / d))
+        out += [str((here / d).relative_to(real_root)) + "/" for d in dirnames]
         if level + 1 >= depth:
-            out += [str((here / d).relative_to(real_root)) + "/" for d in dirnames]
             dirnames[:] = []
-        else:
-            out += [str((here / d).relative_to(real_root)) + "/" for d in dirnames]
         out += [
             str((here / f).relative_to(real_root))
             for f in sorted(filenames)
@@ -46,28 +44,18 @@ def list_files(root: Path, rel: str, depth: int) -> str:
         if len(out) > MAX_LIST_ENTRIES:
             break
     out.sort()
-    more = (
-        f"\n[{len(out) - MAX_LIST_ENTRIES} more entries not shown]"
-        if len(out) > MAX_LIST_ENTRIES
-        else ""
-    )
-    return "\n".join(out[:MAX_LIST_ENTRIES]) + more
+    return out
 
 
-def read_file(root: Path, rel: str, start: int, end: int) -> tuple[str, str]:
-    """(trusted header, numbered lines) for lines start..end (end 0 = as many as allowed)."""
+def read_lines(root: Path, rel: str) -> list[str]:
     path = resolve_in_tree(root, rel)
     if not path.is_file():
         raise _NotFound(f"no such file: {rel!r}")
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    last = min(
-        len(lines), end if end >= start else start + MAX_READ_LINES - 1, start + MAX_READ_LINES - 1
-    )
-    header = f"{rel}: lines {start}-{last} of {len(lines)}"
-    return header, numbered(lines[start - 1 : last], start)
+    return path.read_text(encoding="utf-8", errors="replace").splitlines()
 
 
-def grep(root: Path, pattern: str, rel: str, max_results: int) -> str:
+def grep(root: Path, pattern: str, rel: str, limit: int) -> tuple[list[str], bool]:
+    """Up to `limit` matches as `path:line: text`, and whether there were more."""
     try:
         rx = re.compile(pattern)
     except re.error:
@@ -92,7 +80,7 @@ def grep(root: Path, pattern: str, rel: str, max_results: int) -> str:
             continue
         for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
             if rx.search(line):
+                if len(hits) >= limit:
+                    return hits, True
                 hits.append(f"{f.relative_to(real_root)}:{n}: {line[:200]}")
-                if len(hits) >= max_results:
-                    return "\n".join(hits) + f"\n[stopped at {max_results} results]"
-    return "\n".join(hits) if hits else "(no matches)"
+    return hits, False

@@ -73,8 +73,8 @@ def check_verdict(verdict: Mapping[str, Any], ctx: VerdictContext) -> list[Probl
             add("failing_ranked", where, "only passing candidates get a tier and rank (use null)")
         if alias in ctx.passing and (cand["tier"] is None or cand["rank_in_tier"] is None):
             add("unranked", where, "a passing candidate needs a tier and rank_in_tier")
-        _check_negative_judgments(alias, cand, add)
-        for ev_id in _cited(cand):
+        check_negative_judgments(alias, cand, add)
+        for ev_id in cited(cand):
             if ev_id not in table:
                 add(
                     "evidence_missing", where, f"cites evidence {ev_id!r} not in the evidence table"
@@ -82,13 +82,14 @@ def check_verdict(verdict: Mapping[str, Any], ctx: VerdictContext) -> list[Probl
 
     _check_ordering(verdict, ctx, weighted, add)
     for ev_id, ev in table.items():
-        msg = _resolve(ev, ctx)
+        msg = resolve_evidence(ev, ctx)
         if msg:
             add("evidence_unresolved", f"evidence/{ev_id}", msg)
     return problems
 
 
-def _cited(cand: Mapping[str, Any]) -> list[str]:
+def cited(cand: Mapping[str, Any]) -> list[str]:
+    """Every evidence id one candidate's grade cites."""
     ids = list(cand.get("evidence", []))
     for c in CRITERIA:
         ids += cand["scores"][c].get("evidence", [])
@@ -97,9 +98,11 @@ def _cited(cand: Mapping[str, Any]) -> list[str]:
     return ids
 
 
-def _check_negative_judgments(
+def check_negative_judgments(
     alias: str, cand: Mapping[str, Any], add: Callable[[str, str, str], None]
 ) -> None:
+    """Negative judgments need evidence, and a severe issue cannot sit in T1 (the tiers'
+    definition: T1 has no severe issue)."""
     where = f"candidates/{alias}"
     for c in CRITERIA:
         s = cand["scores"][c]
@@ -108,8 +111,16 @@ def _check_negative_judgments(
     for i, issue in enumerate(cand["severe_issues"]):
         if not issue["evidence"]:
             add("evidence_required", f"{where}/severe_issues/{i}", "a severe issue needs evidence")
-    if cand["tier"] is not None and cand["tier"] > 1 and not _cited(cand):
+    if cand["tier"] is not None and cand["tier"] > 1 and not cited(cand):
         add("evidence_required", f"{where}/tier", "a tier below T1 needs evidence")
+    if cand["tier"] == 1 and cand["severe_issues"]:
+        categories = ", ".join(sorted({i["category"] for i in cand["severe_issues"]}))
+        add(
+            "severe_in_t1",
+            f"{where}/tier",
+            f"a candidate with a severe issue ({categories}) cannot be T1: use T3, "
+            "or drop the issue if it is not severe",
+        )
 
 
 def _check_ordering(
@@ -170,7 +181,7 @@ def _check_ordering(
                     )
 
 
-def _resolve(ev: Mapping[str, Any], ctx: VerdictContext) -> str | None:
+def resolve_evidence(ev: Mapping[str, Any], ctx: VerdictContext) -> str | None:
     """None when the evidence resolves, else why not."""
     kind = ev["type"]
     cand = ev.get("candidate")

@@ -25,11 +25,28 @@ class GraderConfig(models.Model):
     backend = models.CharField(max_length=16, choices=Backend.choices)
     model = models.CharField(max_length=200, blank=True)
     base_url = models.CharField(max_length=500, blank=True, help_text="Never holds a key.")
-    prompt_version = models.CharField(max_length=32, default="v1")
+    prompt_version = models.CharField(max_length=32, default="v2")
     temperature = models.FloatField(default=0.0)
     seed = models.IntegerField(null=True, blank=True)
     rubric_weights = models.JSONField(default=dict, blank=True)
     budget = models.JSONField(default=dict, blank=True)
+    options = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "Backend options: reasoning (bool), reasoning_effort, limit_parameter, "
+            "thinking_budget, stream, idle_timeout_s, context_window, context_target."
+        ),
+    )
+    # Prices in USD per million tokens (unset: GAGAR_GRADER_USD_PER_MTOK_*).
+    usd_per_mtok_in = models.FloatField(null=True, blank=True)
+    usd_per_mtok_cached_in = models.FloatField(null=True, blank=True)
+    usd_per_mtok_out = models.FloatField(null=True, blank=True)
+    # Spend limits: a run that would pass one stops with the reason; its group falls back to GRPO.
+    max_tokens_per_run = models.PositiveBigIntegerField(null=True, blank=True)
+    max_usd_per_run = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    max_tokens_per_day = models.PositiveBigIntegerField(null=True, blank=True)
+    max_usd_per_day = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -37,6 +54,12 @@ class GraderConfig(models.Model):
             models.CheckConstraint(
                 condition=Q(temperature__gte=0) & Q(temperature__lte=2),
                 name="grader_config_temperature_range",
+            ),
+            models.CheckConstraint(
+                condition=(Q(usd_per_mtok_in__isnull=True) | Q(usd_per_mtok_in__gte=0))
+                & (Q(usd_per_mtok_cached_in__isnull=True) | Q(usd_per_mtok_cached_in__gte=0))
+                & (Q(usd_per_mtok_out__isnull=True) | Q(usd_per_mtok_out__gte=0)),
+                name="grader_config_prices_not_negative",
             ),
         ]
 
@@ -70,9 +93,21 @@ class GraderRun(models.Model):
     latency_s = models.FloatField(null=True, blank=True)
     input_tokens = models.PositiveBigIntegerField(default=0)
     output_tokens = models.PositiveBigIntegerField(default=0)
+    cached_input_tokens = models.PositiveBigIntegerField(default=0)
+    # Some call's usage was not reported by the server and comes from our tokenizer.
+    usage_estimated = models.BooleanField(default=False)
+    peak_context_tokens = models.PositiveIntegerField(default=0)
+    # Tokens of deliveries given up: HTTP retries, and earlier deliveries of the whole run
+    # (a worker lost, a transient error) whose transcripts were discarded. Spent all the same.
+    abandoned_input_tokens = models.PositiveBigIntegerField(default=0)
+    abandoned_output_tokens = models.PositiveBigIntegerField(default=0)
+    abandoned_cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     llm_calls = models.PositiveIntegerField(default=0)
     tool_calls = models.PositiveIntegerField(default=0)
+    # Everything this run cost, abandoned deliveries included.
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    # The prompt the loop really used (a configuration may name a superseded one).
+    prompt_version = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -119,6 +154,8 @@ class GraderEvent(models.Model):
     output = models.TextField(blank=True, help_text="Truncated.")
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
+    cached_input_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     latency_s = models.FloatField(default=0.0)
     exit_code = models.IntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

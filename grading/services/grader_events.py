@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from grading.grader.loop import LogRecord
@@ -37,6 +38,13 @@ def _clip_message(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# What an admin needs to see of each model call besides the messages.
+_CALL_FACTS = (
+    "truncated", "usage_estimated", "reasoning_tokens", "estimated_input_tokens",
+    "max_output_tokens", "abandoned", "final_phase", "compactions",
+)  # fmt: skip
+
+
 def event_row(run_id: int, record: LogRecord) -> GraderEvent:
     data = record.data
     if record.kind == "llm_call":
@@ -52,11 +60,14 @@ def event_row(run_id: int, record: LogRecord) -> GraderEvent:
                     "message_out": out,
                     "context_messages": data.get("context_messages"),
                     "stop_reason": data.get("stop_reason", ""),
+                    **{k: data[k] for k in _CALL_FACTS if k in data},
                 }
             ),
             output=clean(_clip(str(out.get("content") or ""), OUTPUT_CHARS)),
             input_tokens=int(data.get("input_tokens") or 0),
             output_tokens=int(data.get("output_tokens") or 0),
+            cached_input_tokens=int(data.get("cached_input_tokens") or 0),
+            cost_usd=Decimal(str(data["cost_usd"])) if data.get("cost_usd") else None,
             latency_s=float(data.get("latency_s") or 0.0),
         )
     arguments = data.get("arguments")

@@ -22,7 +22,16 @@ from grading.grader.backends.registry import (
     backend_from_config,
     config_from_env,
 )
-from grading.grader.inputs import Budget, CandidateInput, Event, GroupInput, Rubric, TaskInput
+from grading.grader.context import DEFAULT_CONTEXT_TARGET, DEFAULT_CONTEXT_WINDOW, ContextWindow
+from grading.grader.inputs import (
+    Budget,
+    CandidateInput,
+    Event,
+    GroupInput,
+    Pricing,
+    Rubric,
+    TaskInput,
+)
 from grading.grader.sandbox.base import Sandbox, SandboxError
 from grading.grader.sandbox.docker_sandbox import DockerSandbox
 from grading.grader.sandbox.local import NOBODY, LocalSandbox, available_isolation
@@ -93,15 +102,32 @@ def backend_settings(
 ) -> dict[str, str]:
     """Registry settings for `config`: the row names the backend; keys and tuning come from env.
 
-    The API key is never stored in the database, so it is always GAGAR_GRADER_API_KEY.
+    The API key is never stored in the database, so it is always GAGAR_GRADER_API_KEY. Backend
+    options come from the settings, then from the configuration's own `options`.
     """
-    mapping = config_from_env(os.environ if environ is None else environ)
+    mapping = {
+        "stream": str(settings.GAGAR_GRADER_STREAM),
+        "idle_timeout_s": str(settings.GAGAR_GRADER_IDLE_TIMEOUT_S),
+        "reasoning": str(settings.GAGAR_GRADER_REASONING),
+        "reasoning_effort": settings.GAGAR_GRADER_REASONING_EFFORT,
+        "thinking_budget": str(settings.GAGAR_GRADER_THINKING_BUDGET),
+    }
+    mapping.update(config_from_env(os.environ if environ is None else environ))
     mapping["backend"] = config.backend
     for key in ("model", "base_url"):
         value = getattr(config, key)
         if value:
             mapping[key] = value
+    for key in BACKEND_OPTIONS:
+        if key in (config.options or {}):
+            mapping[key] = str(config.options[key])
     return mapping
+
+
+BACKEND_OPTIONS = (
+    "stream", "idle_timeout_s", "reasoning", "reasoning_effort", "limit_parameter",
+    "thinking_budget", "timeout_s", "max_retries",
+)  # fmt: skip
 
 
 def discover_model(base_url: str, api_key: str = "", timeout_s: float = 10.0) -> str:
@@ -135,16 +161,70 @@ def rubric_for(config: GraderConfig) -> Rubric:
 
 def budget_for(config: GraderConfig) -> Budget:
     known = {f.name for f in fields(Budget)}
-    return Budget(**{k: v for k, v in (config.budget or {}).items() if k in known})
+    values = {k: v for k, v in (config.budget or {}).items() if k in known}
+    # The configuration's spend limits per run are budget limits the loop plans around.
+    if config.max_usd_per_run is not None:
+        values["max_usd"] = float(config.max_usd_per_run)
+    if config.max_tokens_per_run is not None:
+        values["max_total_tokens"] = int(config.max_tokens_per_run)
+    return Budget(**values)
 
 
-def sandbox_for(kind: str | None = None) -> Sandbox | None:
+def pricing_for(config: GraderConfig) -> Pricing:
+    def pick(own: float | None, default: float) -> float:
+        return float(own) if own is not None else default
+
+    return Pricing(
+        input=pick(config.usd_per_mtok_in, settings.GAGAR_GRADER_USD_PER_MTOK_IN),
+        cached_input=pick(
+            config.usd_per_mtok_cached_in,
+            settings.GAGAR_GRADER_USD_PER_MTOK_CACHED_IN
+            if config.usd_per_mtok_in is None
+            else float(config.usd_per_mtok_in),
+        ),
+        output=pick(config.usd_per_mtok_out, settings.GAGAR_GRADER_USD_PER_MTOK_OUT),
+    )
+
+
+def context_window_for(config: GraderConfig, backend: Backend) -> ContextWindow:
+    """The model's window: the configuration's, else what the server says, else the setting,
+    else a default (a server's context-length error then teaches the loop the real one)."""
+    options = config.options or {}
+    target = int(options.get("context_target") or DEFAULT_CONTEXT_TARGET)
+    if options.get("context_window"):
+        return ContextWindow(int(options["context_window"]), target, "the configuration")
+    ask = getattr(backend, "limits", None)
+    if callable(ask):
+        found = ask()
+        if found.context_window:
+            return ContextWindow(found.context_window, target, found.source)
+    if settings.GAGAR_GRADER_CONTEXT_WINDOW:
+        return ContextWindow(settings.GAGAR_GRADER_CONTEXT_WINDOW, target, "the setting")
+    return ContextWindow(DEFAULT_CONTEXT_WINDOW, target, "default (nothing said otherwise)")
+
+
+def sandbox_image_for(task_id: str, metadata: Mapping[str, object]) -> tuple[str, str]:
+    """(image, what it contains) for a task: its own image when it names one (real
+    repositories need their toolchains), else the template, else the shared image."""
+    own = metadata.get("sandbox_image") if isinstance(metadata, Mapping) else None
+    if isinstance(own, str) and own:
+        return own, f"the task's own image (the repository's environment for {task_id})"
+    if settings.GAGAR_SANDBOX_TASK_IMAGE:
+        image = settings.GAGAR_SANDBOX_TASK_IMAGE.format(task=task_id.lower())
+        return image, f"the task's image (the repository's environment for {task_id})"
+    return settings.GAGAR_SANDBOX_IMAGE, settings.GAGAR_SANDBOX_IMAGE_CONTENTS
+
+
+def sandbox_for(
+    kind: str | None = None, *, task_id: str = "", task_metadata: Mapping[str, object] | None = None
+) -> Sandbox | None:
     """The configured sandbox, or None: the grader is then told `run_check` is unavailable."""
     kind = (kind or settings.GAGAR_SANDBOX).strip().lower()
     if kind == "none":
         return None
     if kind == "docker":
-        return DockerSandbox(settings.GAGAR_SANDBOX_IMAGE)
+        image, contents = sandbox_image_for(task_id, task_metadata or {})
+        return DockerSandbox(image, contents=contents)
     try:
         available_isolation(NOBODY)
     except SandboxError as exc:

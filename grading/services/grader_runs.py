@@ -16,7 +16,6 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
-from decimal import Decimal
 from functools import partial
 
 from django.conf import settings
@@ -24,6 +23,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
+from grading.grader import prompts
 from grading.grader.backends.base import TransientBackendError
 from grading.grader.backends.registry import BackendConfigError, config_from_env
 from grading.grader.loop import GraderOutcome, LogRecord, run_grader
@@ -32,9 +32,17 @@ from grading.services.grader_events import event_row
 from grading.services.grader_inputs import (
     backend_for,
     budget_for,
+    context_window_for,
     group_input,
+    pricing_for,
     rubric_for,
     sandbox_for,
+)
+from grading.services.grader_spend import (
+    abandon_events,
+    daily_spend_check,
+    record_abandoned,
+    run_cost,
 )
 
 logger = logging.getLogger(__name__)
@@ -109,7 +117,7 @@ def grader_runs_regrade(*, runs: Iterable[GraderRun]) -> list[GraderRun]:
             continue
         with transaction.atomic():
             if run.status == Status.FAILED:
-                GraderEvent.objects.filter(run=run).delete()
+                abandon_events(run_id=run.pk)
                 GraderRun.objects.filter(pk=run.pk, status=Status.FAILED).update(
                     status=Status.PENDING,
                     failure_reason="",
@@ -151,8 +159,9 @@ def _claim(run_id: int, worker: str) -> int | None:
                 failure_reason=f"gave up after {limit} deliveries (workers lost or timed out)",
             )
             return None
-        # The transcript of an abandoned delivery would interleave with ours: start afresh.
-        GraderEvent.objects.filter(run_id=run_id).delete()
+        # The transcript of an abandoned delivery would interleave with ours: start afresh, but
+        # keep what its calls cost.
+        abandon_events(run_id=run_id)
         return GraderRun.objects.values_list("deliveries", flat=True).get(pk=run_id)
 
 
@@ -203,11 +212,14 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
     if delivery is None:
         logger.info("grader run %s is not claimable (finished or alive elsewhere)", run_id)
         return
-    run = GraderRun.objects.select_related("config").get(pk=run_id)
-    config = run.config
+    run = GraderRun.objects.select_related("config", "group__task").get(pk=run_id)
+    config, task = run.config, run.group.task
     try:
         backend = backend_for(config)
-        rubric, budget, sandbox = rubric_for(config), budget_for(config), sandbox_for()
+        rubric, budget = rubric_for(config), budget_for(config)
+        sandbox = sandbox_for(task_id=task.external_id, task_metadata=task.metadata or {})
+        window, pricing = context_window_for(config, backend), pricing_for(config)
+        version = prompts.resolve(config.prompt_version)
     except (BackendConfigError, ValueError, TypeError, RuntimeError) as exc:
         _finish_failed(run_id, delivery, f"configuration: {exc}")
         return
@@ -222,11 +234,16 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
             rubric=rubric,
             budget=budget,
             seed=config.seed if config.seed is not None else run.replica,
-            prompt_version=config.prompt_version,
+            prompt_version=version,
             temperature=config.temperature,
             on_event=_Recorder(run_id, beat),
+            context_window=window,
+            pricing=pricing,
+            spend_check=daily_spend_check(config, pricing),
         )
     except TransientBackendError as exc:
+        # This delivery's calls are spent even though the run starts again.
+        record_abandoned(run_id=run_id, deliveries=exc.deliveries, pricing=pricing)
         _release(run_id, delivery, f"transient backend error, will retry: {exc}")
         raise
     except ClaimLostError:
@@ -237,7 +254,14 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
         close = getattr(backend, "close", None)
         if callable(close):
             close()
-    _finish(run_id, delivery, outcome, latency_s=round(time.monotonic() - started, 3))
+    _finish(
+        run_id,
+        delivery,
+        outcome,
+        latency_s=round(time.monotonic() - started, 3),
+        prompt_version=version,
+        priced=pricing.known,
+    )
 
 
 def _release(run_id: int, delivery: int, reason: str) -> None:
@@ -259,13 +283,6 @@ def grader_run_fail(*, run_id: int, reason: str) -> bool:
             status=Status.FAILED, finished_at=timezone.now(), failure_reason=reason[:5000]
         )
     )
-
-
-def _cost(input_tokens: int, output_tokens: int) -> Decimal | None:
-    p_in, p_out = settings.GAGAR_GRADER_USD_PER_MTOK_IN, settings.GAGAR_GRADER_USD_PER_MTOK_OUT
-    if not (p_in or p_out):
-        return None
-    return Decimal(str(round((input_tokens * p_in + output_tokens * p_out) / 1e6, 6)))
 
 
 def _grades(run: GraderRun, verdict: dict[str, object]) -> list[CandidateGrade]:
@@ -297,7 +314,15 @@ def _grades(run: GraderRun, verdict: dict[str, object]) -> list[CandidateGrade]:
     return rows
 
 
-def _finish(run_id: int, delivery: int, outcome: GraderOutcome, *, latency_s: float) -> None:
+def _finish(
+    run_id: int,
+    delivery: int,
+    outcome: GraderOutcome,
+    *,
+    latency_s: float,
+    prompt_version: str,
+    priced: bool,
+) -> None:
     # The run may have kept this connection idle for many minutes: reconnect if the server
     # dropped it (never inside a caller's transaction, e.g. a test's).
     if not connection.in_atomic_block:
@@ -311,8 +336,14 @@ def _finish(run_id: int, delivery: int, outcome: GraderOutcome, *, latency_s: fl
         run.finished_at = timezone.now()
         run.latency_s = latency_s
         run.input_tokens, run.output_tokens = use.input_tokens, use.output_tokens
+        run.cached_input_tokens = use.cached_input_tokens
+        run.usage_estimated = use.usage_estimated
+        run.peak_context_tokens = use.peak_context
+        run.abandoned_input_tokens += use.abandoned_input_tokens
+        run.abandoned_output_tokens += use.abandoned_output_tokens
         run.llm_calls, run.tool_calls = use.llm_calls, use.tool_calls
-        run.cost_usd = _cost(use.input_tokens, use.output_tokens)
+        run.cost_usd = run_cost(use.cost_usd, run.abandoned_cost_usd) if priced else None
+        run.prompt_version = prompt_version
         run.alias_map = outcome.alias_map
         run.problems = [str(p) for p in outcome.problems]
         if outcome.status == "ok" and outcome.verdict is not None:

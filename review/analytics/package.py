@@ -111,7 +111,8 @@ def _verdicts(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
         out[g.attempt_id].append(
             {
                 "grader_config": g.run.config.name,
-                "prompt_version": g.run.config.prompt_version,
+                # The prompt the run really used (older runs: their configuration's).
+                "prompt_version": g.run.prompt_version or g.run.config.prompt_version,
                 "temperature": g.run.config.temperature,
                 "replica": g.run.replica,
                 "tier": g.tier,

@@ -6,6 +6,8 @@ import httpx
 import pytest
 
 from grading.grader.backends.base import (
+    CallOptions,
+    ContextOverflowError,
     Message,
     PermanentBackendError,
     ToolCall,
@@ -13,8 +15,15 @@ from grading.grader.backends.base import (
     TransientBackendError,
 )
 from grading.grader.backends.openai_compat import OpenAICompatBackend
+from grading.grader.tokens import count, request_tokens
 from tests.grader.conftest import SleepRecorder
-from tests.grader.fakes.llm_server import FakeLLMServer, FakeResponse, error_body, openai_response
+from tests.grader.fakes.llm_server import (
+    FakeLLMServer,
+    FakeResponse,
+    RecordedRequest,
+    error_body,
+    openai_response,
+)
 
 READ_FILE = ToolSpec(
     name="read_file",
@@ -87,6 +96,9 @@ def test_it_sends_the_exact_request_json(llm_server, http_client, sleeps):
         "max_tokens": 256,
         "temperature": 0.0,
         "seed": 42,
+        # Streamed (idle timeout, not a total one), with usage in the last chunk.
+        "stream": True,
+        "stream_options": {"include_usage": True},
         "messages": [
             {"role": "system", "content": "You are a grader."},
             {"role": "user", "content": "Grade group 7."},
@@ -230,5 +242,157 @@ def test_it_accepts_text_only_answers_without_usage(llm_server, http_client, sle
 
     assert completion.message.content == "All good."
     assert completion.message.tool_calls == ()
-    assert (completion.input_tokens, completion.output_tokens) == (0, 0)
+    # No usage: our tokenizer's counts, flagged (zeros would silently disable every budget).
+    assert completion.usage_estimated
+    assert completion.input_tokens == request_tokens(CONVERSATION, [READ_FILE])
+    assert completion.output_tokens == count("All good.") > 0
     assert completion.stop_reason == "stop"
+
+
+def _chunks(*deltas: dict, finish: str = "stop", usage: dict | None = None) -> tuple:
+    events = [
+        ("", json.dumps({"choices": [{"index": 0, "delta": d, "finish_reason": None}]}))
+        for d in deltas
+    ]
+    events.append(
+        ("", json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}))
+    )
+    if usage is not None:
+        events.append(("", json.dumps({"choices": [], "usage": usage})))
+    events.append(("", "[DONE]"))
+    return tuple(events)
+
+
+def test_a_reasoning_model_gets_max_completion_tokens_and_no_temperature(
+    llm_server, http_client, sleeps
+):
+    llm_server.enqueue(FakeResponse(body=openai_response(content="ok")))
+    backend = OpenAICompatBackend(
+        f"{llm_server.url}/v1", "k", "o-model", reasoning=True, reasoning_effort="high",
+        client=http_client, sleep=sleeps,
+    )  # fmt: skip
+    backend.complete(
+        CONVERSATION, [READ_FILE], max_output_tokens=9000, temperature=0.0, seed=None,
+        options=CallOptions(tool_choice="required"),
+    )  # fmt: skip
+    body = llm_server.requests[0].body
+    assert body["max_completion_tokens"] == 9000 and "max_tokens" not in body
+    assert "temperature" not in body and body["reasoning_effort"] == "high"
+    assert body["tool_choice"] == "required"
+
+
+def test_a_named_tool_choice_forces_that_function(llm_server, http_client, sleeps):
+    llm_server.enqueue(FakeResponse(body=openai_response(content="ok")))
+    make_backend(llm_server, http_client, sleeps).complete(
+        CONVERSATION, [READ_FILE], max_output_tokens=10, temperature=0.0, seed=None,
+        options=CallOptions(tool_choice="read_file"),
+    )  # fmt: skip
+    choice = llm_server.requests[0].body["tool_choice"]
+    assert choice == {"type": "function", "function": {"name": "read_file"}}
+
+
+def test_a_streamed_answer_is_assembled_with_reasoning_usage_and_cached_tokens(
+    llm_server, http_client, sleeps
+):
+    usage = {
+        "prompt_tokens": 900, "completion_tokens": 120, "total_tokens": 1020,
+        "prompt_tokens_details": {"cached_tokens": 768},
+        "completion_tokens_details": {"reasoning_tokens": 100},
+    }  # fmt: skip
+    call = {"index": 0, "id": "call_a", "type": "function", "function": {"name": "read_file"}}
+    events = _chunks(
+        {"role": "assistant", "content": ""},
+        {"reasoning": "look at a.py "},
+        {"reasoning_content": "first"},
+        {"tool_calls": [{**call, "function": {"name": "read_file", "arguments": '{"pa'}}]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": 'th": "a.py"}'}}]},
+        finish="tool_calls",
+        usage=usage,
+    )
+    llm_server.enqueue(FakeResponse(events=events))
+    c = complete(make_backend(llm_server, http_client, sleeps))
+    assert c.message.tool_calls == (
+        ToolCall("call_a", "read_file", {"path": "a.py"}, raw_arguments='{"path": "a.py"}'),
+    )
+    assert c.message.reasoning == "look at a.py first"
+    assert (c.input_tokens, c.cached_input_tokens, c.output_tokens, c.reasoning_tokens) == (
+        900, 768, 120, 100,
+    )  # fmt: skip
+    assert not c.usage_estimated and not c.truncated
+
+
+def test_a_cut_stream_is_flagged_truncated(llm_server, http_client, sleeps):
+    function = {"name": "read_file", "arguments": '{"pa'}
+    call = {"index": 0, "id": "c", "type": "function", "function": function}
+    llm_server.enqueue(FakeResponse(events=_chunks({"tool_calls": [call]}, finish="length")))
+    c = complete(make_backend(llm_server, http_client, sleeps))
+    assert c.truncated and c.stop_reason == "length"
+    assert c.message.tool_calls[0].arguments is None
+
+
+def test_a_slow_but_steady_stream_is_not_cut_by_the_idle_timeout(llm_server, http_client, sleeps):
+    deltas = [{"content": f"word{i} "} for i in range(8)]
+    llm_server.enqueue(FakeResponse(events=_chunks(*deltas), event_delay_s=0.15))
+    # 0.4 s of silence is allowed; the whole answer takes about 1.4 s.
+    c = complete(make_backend(llm_server, http_client, sleeps, timeout_s=0.4))
+    assert c.message.content.startswith("word0 word1") and c.latency_s > 1.0
+
+
+def test_a_stream_that_goes_silent_is_retried_and_its_tokens_kept(llm_server, http_client, sleeps):
+    partial = _chunks({"content": "a long answer that never ends " * 20})
+    llm_server.enqueue(
+        FakeResponse(events=partial, stall_after=1),
+        FakeResponse(body=openai_response(content="done")),
+    )
+    c = complete(make_backend(llm_server, http_client, sleeps, timeout_s=0.3))
+    assert c.message.content == "done"
+    [lost] = c.abandoned
+    assert "ReadTimeout" in lost.status and lost.estimated
+    assert lost.input_tokens == request_tokens(CONVERSATION, [READ_FILE])
+    assert lost.output_tokens == count("a long answer that never ends " * 20)
+
+
+def test_repeated_or_missing_call_ids_are_made_unique(llm_server, http_client, sleeps):
+    backend = make_backend(llm_server, http_client, sleeps)
+    for _ in range(2):
+        llm_server.enqueue(
+            FakeResponse(body=openai_response(tool_calls=[("call_0", "read_file", "{}")]))
+        )
+    first = complete(backend).message.tool_calls[0].id
+    second = complete(backend).message.tool_calls[0].id
+    assert first == "call_0" and second != "call_0" and second.startswith("call_")
+
+
+def test_a_context_length_refusal_names_the_window_and_the_prompt(llm_server, http_client, sleeps):
+    msg = (
+        "This model's maximum context length is 32768 tokens. However, you requested 35000 "
+        "tokens (31000 in the messages, 4000 in the completion). Please reduce the length."
+    )
+    llm_server.enqueue(FakeResponse(400, error_body(msg, "BadRequestError")))
+    with pytest.raises(ContextOverflowError) as err:
+        complete(make_backend(llm_server, http_client, sleeps))
+    assert (err.value.limit, err.value.prompt_tokens) == (32768, 31000)
+
+
+def test_the_served_window_is_read_from_models(http_client, sleeps):
+    def answer(request: RecordedRequest) -> FakeResponse:
+        cards = [{"id": "other", "max_model_len": 8}, {"id": "fake-model", "max_model_len": 131072}]
+        return FakeResponse(body={"object": "list", "data": cards})
+
+    server = FakeLLMServer(handler=answer).start()
+    try:
+        limits = make_backend(server, http_client, sleeps).limits()
+    finally:
+        server.stop()
+    assert limits.context_window == 131072 and "max_model_len" in limits.source
+
+
+def test_openai_itself_gets_max_completion_tokens_even_for_chat_models():
+    official = OpenAICompatBackend("https://api.openai.com/v1", "k", "gpt-fake")
+    local = OpenAICompatBackend("http://127.0.0.1:8000/v1", "", "qwen")
+    assert (official.limit_parameter, local.limit_parameter) == (
+        "max_completion_tokens",
+        "max_tokens",
+    )
+    official.close()
+    local.close()

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grading.grader.backends.base import Completion, Message, ToolCall, ToolSpec
+from grading.grader.backends.base import CallOptions, Completion, Message, ToolCall, ToolSpec
 from grading.grader.inputs import CandidateInput, GroupInput, TaskInput
 from grading.grader.sandbox.base import CheckResult, Limits
 
@@ -217,6 +217,7 @@ class Scripted:
     tokens_per_call: int = 100
     seen: list[list[Message]] = field(default_factory=list)
     tools_seen: list[list[str]] = field(default_factory=list)
+    options_seen: list[CallOptions] = field(default_factory=list)
 
     def complete(
         self,
@@ -226,9 +227,11 @@ class Scripted:
         max_output_tokens: int,
         temperature: float,
         seed: int | None,
+        options: CallOptions = CallOptions(),  # noqa: B008
     ) -> Completion:
         self.seen.append(list(messages))
         self.tools_seen.append([t.name for t in tools])
+        self.options_seen.append(options)
         i = min(len(self.seen) - 1, len(self.replies) - 1)
         reply = self.replies[i]
         msg = reply(messages) if callable(reply) else reply
@@ -243,6 +246,9 @@ class SubprocessSandbox:
     """Tests only: runs the command with a timeout, no isolation at all."""
 
     name = "subprocess-test"
+
+    def describe(self) -> str:
+        return "It runs bash on the test machine, without isolation."
 
     def run(self, command: str, workdir: Path, limits: Limits) -> CheckResult:
         start = time.monotonic()

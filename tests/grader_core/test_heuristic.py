@@ -45,7 +45,9 @@ def test_its_evidence_cites_the_exact_added_lines(fx: Fixture) -> None:
 def test_it_drives_the_same_tools_and_passes_check_verdict(fx: Fixture) -> None:
     out = grade(fx)
     names = [e.name for e in out.tool_log]
-    assert names[0] == "list_candidates" and names[-1] == "submit_verdict"
+    # The verdict arrives in parts: one grade per passing candidate, then the ranking.
+    assert names[0] == "list_candidates" and names[-1] == "submit_ranking"
+    assert names.count("grade_candidate") == 4
     assert {"view_diff", "view_test_results", "search_trajectory", "read_file"} <= set(names)
     assert out.budget_use.llm_calls <= 5
 
@@ -66,3 +68,23 @@ def test_it_is_deterministic_and_ignores_injected_instructions(fx: Fixture) -> N
     assert strip(plain.verdict) == strip(injected.verdict)  # type: ignore[arg-type]
     assert injected.verdict["candidates"]["special"]["tier"] == 3  # type: ignore[index]
     assert strip(grade(fx).verdict) == strip(plain.verdict)  # type: ignore[arg-type]
+
+
+def test_the_incremental_protocol_reproduces_its_whole_verdict(fx: Fixture) -> None:
+    """The heuristic computes one verdict and sends it as per-candidate grades and a ranking;
+    the loop's assembled verdict is that verdict, field for field."""
+    from grading.grader.inputs import Rubric
+    from grading.grader.verdict import finalize
+
+    computed: list[dict[str, Any]] = []
+
+    class Capturing(HeuristicBackend):
+        def _verdict(self, st: Any) -> dict[str, Any]:
+            v = super()._verdict(st)
+            computed.append(v)
+            return v
+
+    out = run_grader(fx.group(), Capturing(), seed=11)
+    assert out.status == "ok" and len(computed) == 1
+    expected = finalize(computed[0], Rubric(), out.budget_use.verdict_fields())
+    assert out.alias_verdict == expected

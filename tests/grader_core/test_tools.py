@@ -1,6 +1,8 @@
 import os
+import re
 import subprocess
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -149,3 +151,62 @@ def test_run_check_in_the_real_local_sandbox(fx: Fixture) -> None:
             ["git", "status", "--porcelain"], cwd=tree, capture_output=True, text=True
         )
         assert status.returncode == 0, status.stderr
+
+
+def test_a_cut_read_says_exactly_which_lines_it_shows_and_where_to_go_on(fx: Fixture) -> None:
+    group = fx.group()
+    cands = assign_aliases(group.candidates, seed=7)
+    with Workspace.create(fx.repo, fx.sha, {a: c.patch for a, c in cands.items()}) as ws:
+        box = Toolbox(group, cands, workspace=ws, output_cap=120)
+        out = box.call("read_file", {"tree": "base", "path": "calc/textutil.py"}).content
+        header = out.split("\n", 1)[0]
+        shown = [ln for ln in out.split("\n") if re.match(r"^\s+\d+\t", ln)]
+        last = int(shown[-1].split("\t")[0])
+        assert header == f"calc/textutil.py: lines 1-{last} of 11" and last < 11
+        assert f"[continue at line {last + 1}: call again with start={last + 1}]" in out
+        args = {"tree": "base", "path": "calc/textutil.py", "start": last + 1}
+        rest = box.call("read_file", args)
+        assert f"lines {last + 1}-" in rest.content
+
+
+def test_a_cut_trajectory_says_exactly_which_events_it_shows(fx: Fixture) -> None:
+    group = fx.group(repo=False)
+    trajectory = [{"type": "action", "content": "x" * 300}] * 50
+    long = CandidateInput("long", "", True, trajectory=trajectory)
+    box = Toolbox(group, {"A": long}, output_cap=1000)
+    out = box.call("view_trajectory", {"candidate": "A", "start": 0, "count": 50}).content
+    events = re.findall(r"^#(\d+) ", out, re.MULTILINE)
+    assert out.startswith(f"trajectory of A: events 0-{events[-1]} of 50")
+    assert f"[continue at event {int(events[-1]) + 1}:" in out and len(events) < 50
+
+
+def test_long_test_output_can_be_read_from_any_line(fx: Fixture) -> None:
+    group = fx.group(repo=False)
+    log = "".join(f"test_{i} PASSED\n" for i in range(2000))
+    box = Toolbox(group, {"A": CandidateInput("t", "", True, test_output=log)}, output_cap=2000)
+    first = box.call("view_test_results", {"candidate": "A"}).content
+    m = re.search(
+        r"middle \(lines (\d+)-(\d+)\) is omitted: call again with start_line=(\d+)", first
+    )
+    assert m and m.group(1) == m.group(3)
+    middle = box.call("view_test_results", {"candidate": "A", "start_line": int(m.group(1))})
+    assert f"test_{int(m.group(1)) - 1} PASSED" in middle.content
+    assert f"[line {m.group(1)}-" in middle.content and "continue at line" in middle.content
+
+
+def test_every_trajectory_event_passes_the_redaction_hook(fx: Fixture) -> None:
+    group = fx.group(repo=False)
+    events = [
+        {"type": "system", "content": "You are secret-model-7"},
+        {"type": "action", "content": "ls"},
+    ]
+    cand = CandidateInput("c", "", True, trajectory=events)
+
+    def hide(event: Any) -> Any:
+        return {**event, "content": str(event["content"]).replace("secret-model-7", "[model]")}
+
+    box = Toolbox(group, {"A": cand}, redact_event=hide)
+    shown = box.call("view_trajectory", {"candidate": "A"}).content
+    assert "secret-model-7" not in shown and "[model]" in shown
+    found = box.call("search_trajectory", {"candidate": "A", "query": "secret-model"}).content
+    assert found.startswith("0 matching events")

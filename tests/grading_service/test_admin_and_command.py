@@ -48,7 +48,7 @@ def test_the_run_page_shows_the_transcript_and_the_verdict_escaped(
     page = staff_client.get(reverse("admin:grading_graderrun_change", args=[run.pk]))
     html = page.content.decode()
     assert page.status_code == 200
-    assert "list_candidates" in html and "submit_verdict" in html and "view_diff" in html
+    assert "list_candidates" in html and "submit_ranking" in html and "view_diff" in html
     assert "Evidence" in html and "(post)" in html and "T1 #1" in html
     assert "a1 (" in html  # candidates named by attempt id and alias
     assert "<script>alert(1)</script>" not in html

@@ -76,7 +76,7 @@ def test_it_persists_the_transcript_in_order(sample_group: Group) -> None:
     assert [e.seq for e in events] == list(range(len(events)))
     assert sum(e.kind == "llm_call" for e in events) == run.llm_calls
     tools = [e for e in events if e.kind == "tool_call"]
-    assert tools[0].name == "list_candidates" and tools[-1].name == "submit_verdict"
+    assert tools[0].name == "list_candidates" and tools[-1].name == "submit_ranking"
     assert any(e.name == "view_diff" and "@@" in e.output for e in tools)
 
 

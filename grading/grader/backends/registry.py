@@ -10,6 +10,10 @@ The service layer maps these environment variables onto the config keys:
     GAGAR_GRADER_MAX_RETRIES -> max_retries
     GAGAR_GRADER_TRANSCRIPT  -> transcript  path of a JSON transcript, for "scripted"
 
+A configuration adds backend options (`GraderConfig.options`), with defaults from settings:
+`stream`, `idle_timeout_s`, `reasoning`, `reasoning_effort`, `limit_parameter` (OpenAI) and
+`thinking_budget` (Anthropic).
+
 With no backend named, the offline heuristic grader is used: it needs no model endpoint.
 """
 
@@ -18,7 +22,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from grading.grader.backends.base import Backend
 
@@ -45,6 +49,17 @@ def config_from_env(environ: Mapping[str, str]) -> dict[str, str]:
     return {key: environ[var] for key, var in ENV_VARS.items() if environ.get(var, "") != ""}
 
 
+def _http_options(config: Mapping[str, str]) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "timeout_s": _number(config, "timeout_s", 120.0),
+        "max_retries": int(_number(config, "max_retries", 3)),
+        "stream": _bool(config, "stream", True),
+    }
+    if config.get("idle_timeout_s", "").strip():
+        options["idle_timeout_s"] = _number(config, "idle_timeout_s", 120.0)
+    return options
+
+
 def backend_from_config(config: Mapping[str, str]) -> Backend:
     kind = (config.get("backend") or DEFAULT_BACKEND).strip().lower()
     if kind == "openai":
@@ -54,8 +69,10 @@ def backend_from_config(config: Mapping[str, str]) -> Backend:
             config.get("base_url") or OPENAI_DEFAULT_BASE_URL,
             config.get("api_key", ""),
             _required(config, "model"),
-            timeout_s=_number(config, "timeout_s", 120.0),
-            max_retries=int(_number(config, "max_retries", 3)),
+            reasoning=_bool(config, "reasoning", False),
+            reasoning_effort=config.get("reasoning_effort", "").strip(),
+            limit_parameter=config.get("limit_parameter", "").strip(),
+            **_http_options(config),
         )
     if kind == "anthropic":
         from grading.grader.backends.anthropic import AnthropicBackend
@@ -64,8 +81,8 @@ def backend_from_config(config: Mapping[str, str]) -> Backend:
             config.get("base_url") or ANTHROPIC_DEFAULT_BASE_URL,
             _required(config, "api_key"),
             _required(config, "model"),
-            timeout_s=_number(config, "timeout_s", 120.0),
-            max_retries=int(_number(config, "max_retries", 3)),
+            thinking_budget=int(_number(config, "thinking_budget", 0)),
+            **_http_options(config),
         )
     if kind == "scripted":
         from grading.grader.backends.scripted import ScriptedBackend, load_transcript
@@ -93,6 +110,17 @@ def _heuristic_backend() -> Backend:
     return cast(Backend, factory())
 
 
+def _bool(config: Mapping[str, str], key: str, default: bool) -> bool:
+    raw = config.get(key, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise BackendConfigError(f"grader backend option {key!r} must be true or false, got {raw!r}")
+
+
 def _required(config: Mapping[str, str], key: str) -> str:
     value = config.get(key, "").strip()
     if not value:
@@ -107,7 +135,7 @@ def _number(config: Mapping[str, str], key: str, default: float) -> float:
     try:
         value = float(raw)
     except ValueError as exc:
-        raise BackendConfigError(f"{ENV_VARS[key]} must be a number, got {raw!r}") from exc
+        raise BackendConfigError(f"{ENV_VARS.get(key, key)} must be a number, got {raw!r}") from exc
     if value < 0:
-        raise BackendConfigError(f"{ENV_VARS[key]} must not be negative, got {raw!r}")
+        raise BackendConfigError(f"{ENV_VARS.get(key, key)} must not be negative, got {raw!r}")
     return value

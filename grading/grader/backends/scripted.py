@@ -4,6 +4,11 @@ Transcript JSON: a list of turns, each
 `{"content": "...", "tool_calls": [{"id": "c1", "name": "read_file", "arguments": {...}}]}`;
 a call may give `raw_arguments` (a string, possibly malformed JSON) instead of `arguments`.
 Optional per turn: `input_tokens`, `output_tokens`, `stop_reason`.
+
+Transcripts recorded before the incremental verdict end with one `submit_verdict` call carrying
+the whole verdict; such a turn is replayed as the protocol's `grade_candidate` calls and the
+`submit_ranking` that carry the same verdict (`protocol.verdict_to_turns`), so old recordings
+still produce their verdicts.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from grading.grader.backends.base import (
+    CallOptions,
     Completion,
     Message,
     PermanentBackendError,
@@ -22,6 +28,9 @@ from grading.grader.backends.base import (
     ToolSpec,
 )
 from grading.grader.backends.transport import parse_tool_arguments
+from grading.grader.protocol import verdict_to_turns
+
+LEGACY_SUBMIT = "submit_verdict"
 
 
 class TranscriptExhaustedError(PermanentBackendError):
@@ -46,6 +55,7 @@ class ScriptedRequest:
     max_output_tokens: int
     temperature: float
     seed: int | None
+    options: CallOptions = field(default_factory=CallOptions)
 
 
 @dataclass
@@ -56,9 +66,8 @@ class ScriptedBackend:
     requests: list[ScriptedRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._turns = [
-            t if isinstance(t, ScriptedTurn) else turn_from_json(t) for t in self.transcript
-        ]
+        turns = [t if isinstance(t, ScriptedTurn) else turn_from_json(t) for t in self.transcript]
+        self._turns = [new for turn in turns for new in _modern(turn)]
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -77,6 +86,7 @@ class ScriptedBackend:
         max_output_tokens: int,
         temperature: float,
         seed: int | None,
+        options: CallOptions = CallOptions(),  # noqa: B008 (frozen, never mutated)
     ) -> Completion:
         index = len(self.requests)
         if index >= len(self._turns):
@@ -85,7 +95,9 @@ class ScriptedBackend:
                 f"but the transcript records only {len(self._turns)}"
             )
         self.requests.append(
-            ScriptedRequest(tuple(messages), tuple(tools), max_output_tokens, temperature, seed)
+            ScriptedRequest(
+                tuple(messages), tuple(tools), max_output_tokens, temperature, seed, options
+            )
         )
         turn = self._turns[index]
         return Completion(
@@ -94,7 +106,28 @@ class ScriptedBackend:
             output_tokens=turn.output_tokens,
             latency_s=0.0,
             stop_reason=turn.stop_reason or ("tool_use" if turn.tool_calls else "end_turn"),
+            truncated=turn.stop_reason in ("length", "max_tokens"),
         )
+
+
+def _modern(turn: ScriptedTurn) -> list[ScriptedTurn]:
+    """A legacy `submit_verdict` turn as the incremental protocol's turns (see the module doc)."""
+    legacy = [c for c in turn.tool_calls if c.name == LEGACY_SUBMIT and c.arguments is not None]
+    if not legacy:
+        return [turn]
+    args = legacy[0].arguments or {}
+    verdict = args.get("verdict", args) if "candidates" not in args else args
+    rest = tuple(c for c in turn.tool_calls if c.name != LEGACY_SUBMIT)
+    turns = [ScriptedTurn(turn.content, rest)] if rest else []
+    for i, calls in enumerate(verdict_to_turns(verdict, per_turn=10_000)):
+        tool_calls = tuple(
+            ToolCall(f"{legacy[0].id}-{i}-{j}", name, a, raw_arguments=json.dumps(a))
+            for j, (name, a) in enumerate(calls)
+        )
+        turns.append(
+            ScriptedTurn("", tool_calls, turn.input_tokens, turn.output_tokens, turn.stop_reason)
+        )
+    return turns
 
 
 def turn_from_json(data: Mapping[str, Any]) -> ScriptedTurn:

@@ -136,11 +136,16 @@ class HttpBackend:
         max_wait_s: float = 30.0,
         client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        stream: bool = True,
+        idle_timeout_s: float | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.model = model
         self.timeout_s = timeout_s
+        # Streaming: the timeout is per read (silence), not for the whole answer.
+        self.stream = stream
+        self.idle_timeout_s = idle_timeout_s if idle_timeout_s is not None else timeout_s
         self.policy = RetryPolicy(
             max_retries=max_retries, backoff_s=backoff_s, max_wait_s=max_wait_s
         )
@@ -173,3 +178,19 @@ class HttpBackend:
             sleep=self._sleep,
         )
         return payload, time.monotonic() - started
+
+    def _get(self, path: str, headers: Mapping[str, str]) -> dict[str, Any] | None:
+        """A small GET (model information); None when the server does not answer it."""
+        try:
+            response = self._client.get(
+                f"{self.base_url}{path}", headers=dict(headers), timeout=min(self.timeout_s, 30)
+            )
+        except httpx.TransportError:
+            return None
+        if response.is_error:
+            return None
+        try:
+            decoded = response.json()
+        except ValueError:
+            return None
+        return decoded if isinstance(decoded, dict) else None

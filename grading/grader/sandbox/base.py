@@ -33,6 +33,10 @@ class SandboxError(Exception):
 class Sandbox(Protocol):
     name: str
 
+    def describe(self) -> str:
+        """What a check finds inside (interpreters, tools, limits), for the run_check spec."""
+        ...
+
     def run(self, command: str, workdir: Path, limits: Limits) -> CheckResult:
         """Run `command` with `workdir` mounted writable as the working directory."""
         ...

@@ -26,10 +26,20 @@ SANDBOX_USER = (65534, 65534)
 class DockerSandbox:
     name = "docker"
 
-    def __init__(self, image: str, client: Any = None, *, tmp_mb: int = 64) -> None:
+    def __init__(
+        self, image: str, client: Any = None, *, tmp_mb: int = 64, contents: str = ""
+    ) -> None:
         self.image = image
         self._client = client
         self.tmp_mb = tmp_mb
+        self.contents = contents
+
+    def describe(self) -> str:
+        what = self.contents or (
+            "its contents are not described (GAGAR_SANDBOX_IMAGE_CONTENTS); do not assume the "
+            "repository's dependencies are installed"
+        )
+        return f"It runs in the Docker image {self.image}: {what}"
 
     @property
     def client(self) -> Any:

@@ -41,6 +41,9 @@ class LocalSandbox:
         self.run_as = run_as if os.geteuid() == 0 else None
         self.max_file_mb = max_file_mb
 
+    def describe(self) -> str:
+        return f"It runs on the grading host itself: {host_toolchain()}"
+
     def run(self, command: str, workdir: Path, limits: Limits) -> CheckResult:
         workdir = Path(workdir).resolve()
         if not workdir.is_dir():
@@ -129,6 +132,33 @@ def available_isolation(run_as: tuple[int, int] | None) -> Isolation:
         "no network isolation available, refusing to run a check with network access: "
         + "; ".join(problems)
         + ". Install util-linux (unshare) or bubblewrap and allow unprivileged user namespaces."
+    )
+
+
+@functools.cache
+def host_toolchain() -> str:
+    """The interpreters and tools a local check finds on PATH, probed once per process."""
+    found = []
+    for tool, flag in (("python3", "--version"), ("git", "--version")):
+        path = shutil.which(tool, path=SAFE_PATH)
+        if path is None:
+            continue
+        probe = subprocess.run([path, flag], capture_output=True, text=True, check=False)
+        found.append((probe.stdout or probe.stderr).strip().splitlines()[0][:60])
+    pytest = False
+    if shutil.which("python3", path=SAFE_PATH):
+        check = subprocess.run(
+            ["python3", "-c", "import pytest"],
+            capture_output=True,
+            check=False,
+            env={"PATH": SAFE_PATH},
+        )
+        pytest = check.returncode == 0
+    tools = ", ".join(found) or "no Python"
+    return (
+        f"{tools}; pytest {'installed' if pytest else 'not installed'}. The repository's own "
+        "dependencies are only there if the host has them installed; a check that needs one "
+        "will fail with ImportError, which says nothing about the candidate."
     )
 
 

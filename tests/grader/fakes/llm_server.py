@@ -1,15 +1,18 @@
 """A real HTTP server on 127.0.0.1 that plays scripted LLM API answers and records requests.
 
 It speaks whatever the test enqueues, so one server serves both the OpenAI chat-completions and
-the Anthropic Messages tests; helpers below build each API's usual answers.
+the Anthropic Messages tests; helpers below build each API's usual answers. A `handler` instead
+computes each answer from the request (the provider personalities in `personalities.py`); an
+answer with `events` is sent as a server-sent-event stream, one flushed write per event.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -21,6 +24,10 @@ class FakeResponse:
     body: dict[str, Any] | str = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0  # wait before answering, to outlast a client timeout
+    # A server-sent-event stream instead of `body`: (event name or "", data) pairs.
+    events: tuple[tuple[str, str], ...] = ()
+    stall_after: int | None = None  # stop sending (and hang) after this many events
+    event_delay_s: float = 0.0  # pause before each event: a slow but steady stream
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,8 @@ class RecordedRequest:
 
 
 class FakeLLMServer:
-    def __init__(self) -> None:
+    def __init__(self, handler: Callable[[RecordedRequest], FakeResponse] | None = None) -> None:
+        self.handler = handler
         self.requests: list[RecordedRequest] = []
         self._queue: deque[FakeResponse] = deque()
         self._lock = threading.Lock()
@@ -67,15 +75,26 @@ class FakeLLMServer:
 
     def _next(self, request: RecordedRequest) -> FakeResponse:
         with self._lock:
+            if request.method == "GET" and self.handler is None:
+                # Model information is not scripted: GETs never take a queued answer.
+                return FakeResponse(404, error_body("fake server: no such endpoint"))
             self.requests.append(request)
             if self._queue:
                 return self._queue.popleft()
+            if self.handler is not None:
+                return self.handler(request)
         return FakeResponse(500, error_body("fake server: no scripted response left"))
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                self._answer(server._next(RecordedRequest("GET", self.path, headers, None)))
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 text = self.rfile.read(length).decode("utf-8")
@@ -84,8 +103,30 @@ class FakeLLMServer:
                 except ValueError:
                     body = text
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                reply = server._next(RecordedRequest("POST", self.path, headers, body))
+                self._answer(server._next(RecordedRequest("POST", self.path, headers, body)))
+
+            def _stream(self, reply: FakeResponse) -> None:
+                self.send_response(reply.status)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                for n, (event, data) in enumerate(reply.events):
+                    if reply.stall_after is not None and n >= reply.stall_after:
+                        server._stopping.wait(60)
+                        return
+                    if reply.event_delay_s and server._stopping.wait(reply.event_delay_s):
+                        return
+                    head = f"event: {event}\n" if event else ""
+                    self.wfile.write(f"{head}data: {data}\n\n".encode())
+                    self.wfile.flush()
+
+            def _answer(self, reply: FakeResponse) -> None:
                 if reply.delay_s and server._stopping.wait(reply.delay_s):
+                    return
+                if reply.events:
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        self._stream(reply)
                     return
                 payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
                 data = payload.encode("utf-8")
@@ -93,6 +134,8 @@ class FakeLLMServer:
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(data)))
+                    self.send_header("connection", "close")
+                    self.close_connection = True
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
                     self.end_headers()

@@ -1,0 +1,153 @@
+"""What is shared by every candidate of a group: parsed patches, base views, tests, config."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from grading.grader.analysis import pyfacts
+from grading.grader.analysis.diff import FilePatch, Patch, parse
+from grading.grader.analysis.inputs import AnalysisInput
+from grading.grader.analysis.paths import (
+    inferred_line_limit,
+    is_junk,
+    is_test_path,
+    line_limit,
+    min_python,
+)
+from grading.grader.analysis.scopes import ScopeIndex
+from grading.grader.analysis.views import FileView, Synthetic, base_view, post_view, synthesize
+
+_TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_CALLED = re.compile(r"\b([A-Za-z_]\w{2,})\s*\(")
+_IDENT = re.compile(r"[A-Za-z_]\w{2,}")
+
+
+@dataclass
+class GroupContext:
+    inp: AnalysisInput
+    patches: dict[str, Patch] = field(init=False)
+    reference: Patch | None = field(init=False)
+    _base: dict[str, FileView | None] = field(default_factory=dict, init=False)
+    _base_syn: dict[str, Synthetic] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.patches = {c.key: parse(c.patch) for c in self.inp.candidates}
+        ref = self.inp.reference_patch
+        self.reference = parse(ref) if ref and ref.strip() else None
+        if self.reference is not None and not self.reference.files:
+            self.reference = None
+
+    @cached_property
+    def _all_files(self) -> list[FilePatch]:
+        pats = [*self.patches.values(), self.test_patch]
+        if self.reference is not None:
+            pats.append(self.reference)
+        return [f for p in pats for f in p.files]
+
+    @cached_property
+    def test_patch(self) -> Patch:
+        return parse(self.inp.test_patch) if self.inp.test_patch.strip() else Patch()
+
+    def base(self, path: str | None) -> FileView | None:
+        if path is None:
+            return None
+        if path not in self._base:
+            self._base[path] = base_view(path, self._all_files, self.inp.read_base)
+        return self._base[path]
+
+    def base_syn(self, path: str) -> Synthetic | None:
+        view = self.base(path)
+        if view is None:
+            return None
+        if path not in self._base_syn:
+            self._base_syn[path] = synthesize(view)
+        return self._base_syn[path]
+
+    def post(self, fp: FilePatch) -> FileView:
+        return post_view(self.base(fp.source_path), fp)
+
+    def pre_scopes(self, path: str) -> ScopeIndex | None:
+        view = self.base(path)
+        return ScopeIndex(view) if view is not None else None
+
+    # What a file is -----------------------------------------------------------------------
+
+    @cached_property
+    def test_paths(self) -> set[str]:
+        paths = {f.path for f in self.test_patch.files}
+        for test_id in self.inp.test_names:
+            head = test_id.split("::", 1)[0].strip()
+            if head.endswith(".py"):
+                paths.add(head)
+        return paths
+
+    def is_test(self, path: str) -> bool:
+        return path in self.test_paths or is_test_path(path)
+
+    def is_junk(self, fp: FilePatch) -> bool:
+        return is_junk(fp.path, is_new=fp.is_new) and fp.path not in self.test_paths
+
+    def is_core(self, fp: FilePatch) -> bool:
+        return not fp.is_binary and not self.is_test(fp.path) and not self.is_junk(fp)
+
+    # What the tests and the repository say ------------------------------------------------
+
+    @cached_property
+    def test_literals(self) -> set[str]:
+        """Literal values of the tests: the test patch's added lines, the deciding test files
+        at the base commit (with a repository) and the test ids' parameters."""
+        out: set[str] = set()
+        for fp in self.test_patch.files:
+            if fp.path.endswith(".py"):
+                out |= pyfacts.literals(synthesize(self.post(fp)), set(fp.added))
+        for path in sorted(self.test_paths):
+            view = self.base(path)
+            if view is not None and view.complete and path.endswith(".py"):
+                out |= pyfacts.all_literals(synthesize(view))
+        for test_id in self.inp.test_names:
+            name = test_id.rsplit("::", 1)[-1]
+            params = re.findall(r"\[(.+)\]$", name)
+            out.add(f"s:{name.split('[', 1)[0]}")
+            for p in params:
+                out |= {f"s:{p}", *(f"s:{part}" for part in p.split("-") if len(part) >= 2)}
+        return out
+
+    @cached_property
+    def configured_line_limit(self) -> int | None:
+        return line_limit(self.inp.read_base)
+
+    def line_limit(self, path: str) -> int | None:
+        """The configured limit, else the smallest conventional one that the file's visible
+        lines and the reference's added lines respect (maintainers keep to their limit)."""
+        if self.configured_line_limit is not None:
+            return self.configured_line_limit
+        view = self.base(path)
+        seen = [len(t) for t in view.lines.values()] if view is not None else []
+        if self.reference is not None:
+            seen += [
+                len(t) for f in self.reference.files if f.path == path for t in f.added.values()
+            ]
+        return inferred_line_limit(max(seen, default=0))
+
+    @cached_property
+    def min_python(self) -> tuple[int, int] | None:
+        return min_python(self.inp.read_base)
+
+    @cached_property
+    def problem_names(self) -> set[str]:
+        """Functions, classes and files the problem statement points at (traceback, code)."""
+        text = self.inp.problem_statement
+        names: set[str] = set()
+        for path, func in _TRACEBACK_FRAME.findall(text):
+            names |= {func, path.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".py")}
+        for span in _CODE_SPAN.findall(text):
+            names |= set(_IDENT.findall(span))
+        names |= set(_CALLED.findall(text))
+        return {n for n in names if n != "module"}
+
+
+def _longest(view: FileView) -> int:
+    return max((len(t) for t in view.lines.values()), default=0)

@@ -1,0 +1,206 @@
+"""Root cause vs symptom: where a candidate changes the code, against the reference or the group.
+
+With a reference patch the target is the reference: which of its functions the candidate covers,
+how much it changes elsewhere, how close its changed text is. Without one the target is the
+group's consensus: functions that at least half of the *other* candidates change; a candidate
+that changes a function the problem statement names (a traceback frame, a name in backticks, a
+call) is not off target for being alone there.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+from grading.grader.analysis.diff import FilePatch, Patch
+from grading.grader.analysis.group import GroupContext
+from grading.grader.analysis.inputs import Evidence, Side
+from grading.grader.analysis.scopes import ScopeIndex, scopes_overlap
+
+Place = tuple[str, str]  # (path, scope)
+
+
+@dataclass
+class Footprint:
+    """The core (non-test, non-junk) lines a patch changes, by place."""
+
+    places: dict[Place, list[tuple[Side, int]]] = field(default_factory=dict)
+    added: list[str] = field(default_factory=list)  # "path\tnormalised text", in diff order
+    removed: list[str] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return len(self.added) + len(self.removed)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def footprint(ctx: GroupContext, patch: Patch) -> Footprint:
+    """Core changes by place; lines only re-indented or re-commented do not count here (they are
+    measured as `reformatted_lines`), so moving a block is not changing it."""
+    fpr = Footprint()
+    for fp in patch.files:
+        if not ctx.is_core(fp):
+            continue
+        python = fp.path.endswith(".py")
+        pre = ctx.pre_scopes(fp.source_path) if python and fp.source_path else None
+        post = ScopeIndex(ctx.post(fp)) if python else None
+        same_removed, same_added = unchanged_pairs(fp)
+        for n, text in sorted(fp.removed.items()):
+            if n in same_removed:
+                continue
+            scope = pre.scope(n) if pre is not None else "<file>"
+            fpr.places.setdefault((fp.source_path or fp.path, scope), []).append(("pre", n))
+            fpr.removed.append(f"{fp.path}\t{_norm(text)}")
+        for n, text in sorted(fp.added.items()):
+            if n in same_added:
+                continue
+            scope = post.scope(n) if post is not None else "<file>"
+            fpr.places.setdefault((fp.path, scope), []).append(("post", n))
+            fpr.added.append(f"{fp.path}\t{_norm(text)}")
+    return fpr
+
+
+def unchanged_pairs(fp: FilePatch) -> tuple[set[int], set[int]]:
+    """Removed and added lines (old, new numbers) of a hunk that are the same line re-indented,
+    re-wrapped with a trailing comma or given a trailing comment."""
+    old_lines: set[int] = set()
+    new_lines: set[int] = set()
+    for hunk in fp.hunks:
+        removed: dict[str, list[int]] = {}
+        texts = set()
+        for ln in hunk.lines:
+            if ln.kind == "-" and ln.old is not None:
+                removed.setdefault(shape(ln.text), []).append(ln.old)
+                texts.add(ln.text)
+        for ln in hunk.lines:
+            if ln.kind != "+" or ln.new is None or ln.text in texts:
+                continue
+            key = shape(ln.text)
+            if key and removed.get(key):
+                old_lines.add(removed[key].pop(0))
+                new_lines.add(ln.new)
+    return old_lines, new_lines
+
+
+def shape(text: str) -> str:
+    return "".join(_strip_comment(text).split()).rstrip(",")
+
+
+def _strip_comment(text: str) -> str:
+    quote: str | None = None
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote and text[i - 1] != "\\":
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            return text[:i]
+    return text
+
+
+def _overlaps(a: Place, b: Place) -> bool:
+    return a[0] == b[0] and scopes_overlap(a[1], b[1])
+
+
+def similarity(mine: Footprint, target: Footprint) -> float:
+    """How much of `mine`'s changed text the target also changes: each changed line scores its
+    best match among the target's lines of the same side and file (difflib ratio), weighted by
+    length. 1.0 = every line is the reference's; extra or different lines lower it."""
+    total, score = 0, 0.0
+    for lines, pool in ((mine.added, target.added), (mine.removed, target.removed)):
+        by_path: dict[str, list[str]] = {}
+        for entry in pool:
+            path, _, text = entry.partition("\t")
+            by_path.setdefault(path, []).append(text)
+        for entry in lines:
+            path, _, text = entry.partition("\t")
+            weight = max(len(text), 1)
+            total += weight
+            score += weight * _best_ratio(text, by_path.get(path, []))
+    return score / total if total else 1.0
+
+
+def _best_ratio(text: str, pool: list[str]) -> float:
+    if text in pool:
+        return 1.0
+    best = 0.0
+    for other in pool:
+        m = SequenceMatcher(None, text, other, autojunk=False)
+        if m.real_quick_ratio() > best and m.quick_ratio() > best:
+            best = max(best, m.ratio())
+    return best
+
+
+def _leaf(scope: str) -> str:
+    parts = [p for p in scope.split(".") if not p.startswith("@")]
+    return parts[-1] if parts else ""
+
+
+def locality(
+    ctx: GroupContext,
+    key: str,
+    mine: Footprint,
+    others: Sequence[Footprint],
+    reference: Footprint | None,
+    ev: Evidence,
+) -> dict[str, float]:
+    """off_target, target_uncovered, reference_distance and excess_lines of one candidate."""
+    if reference is not None:
+        targets = list(reference.places)
+        endorsed: set[Place] = set()
+        distance = 1.0 - similarity(mine, reference)
+        baseline = reference.size
+    elif others:
+        need = math.ceil(len(others) / 2)
+        pool = {p for o in others for p in o.places}
+        targets = [p for p in pool if sum(any(_overlaps(p, q) for q in o.places)
+                                         for o in others) >= need]  # fmt: skip
+        names = ctx.problem_names
+        endorsed = {p for p in mine.places if _leaf(p[1]) in names}
+        distance = 1.0 - statistics.fmean(similarity(mine, o) for o in others)
+        baseline = int(statistics.median(o.size for o in others))
+    else:
+        return dict.fromkeys(("off_target", "target_uncovered", "reference_distance",
+                              "excess_lines"), 0.0)  # fmt: skip
+
+    off = [
+        p for p in mine.places if p not in endorsed and not any(_overlaps(p, t) for t in targets)
+    ]
+    off_lines = sum(len(mine.places[p]) for p in off)
+    uncovered = [t for t in targets if not any(_overlaps(p, t) for p in mine.places)]
+    values = {
+        "off_target": off_lines / mine.size if mine.size else 0.0,
+        "target_uncovered": 0.0 if endorsed or not targets else len(uncovered) / len(targets),
+        "reference_distance": max(0.0, distance),
+        "excess_lines": math.log1p(max(0, mine.size - baseline)),
+    }
+    for place in off:
+        _cite(ev, "off_target", place, mine.places[place], f"changes {place[1]} in {place[0]}")
+    if values["target_uncovered"] or values["reference_distance"] or values["excess_lines"]:
+        for place, lines in list(mine.places.items())[:3]:
+            for name in ("target_uncovered", "reference_distance", "excess_lines"):
+                if values[name]:
+                    _cite(ev, name, place, lines)
+    if uncovered:
+        ev.details.setdefault("target_uncovered", []).append(
+            "leaves untouched: " + ", ".join(f"{s} in {p}" for p, s in uncovered[:5])
+        )
+    return values
+
+
+def _cite(
+    ev: Evidence, feature: str, place: Place, lines: list[tuple[Side, int]], note: str = ""
+) -> None:
+    post = [n for side, n in lines if side == "post"]
+    pre = [n for side, n in lines if side == "pre"]
+    if post:
+        ev.cite(feature, place[0], post, "post", note)
+    elif pre:
+        ev.cite(feature, place[0], pre, "pre", note)
