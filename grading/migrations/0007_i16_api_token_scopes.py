@@ -17,7 +17,7 @@ def service_accounts_group(apps: Any, schema_editor: Any) -> None:
 class Migration(migrations.Migration):
     dependencies = [
         ("auth", "0012_alter_user_first_name_max_length"),
-        ("grading", "0005_patch_plural"),
+        ("grading", "0006_i14_grader_spend"),
     ]
 
     operations = [
