@@ -11,7 +11,6 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from grading.models import (
-    ApiToken,
     Attempt,
     Group,
     Patch,
@@ -379,13 +378,6 @@ class TrajectoryChunkAdmin(admin.ModelAdmin[TrajectoryChunk]):
     readonly_fields = ["trajectory", "seq", "first_event", "event_count"]
 
 
-@admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
-    list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = ["prefix", "key_hash", "created_at", "last_used_at"]
-    list_select_related = ["user"]
-
-
-# Grader runs (with transcripts and grades) and stored advantages (with the λ-cap report) have
-# their own admin modules; importing them registers them.
-from grading import admin_grader, admin_training  # noqa: E402, F401
+# Grader runs (with transcripts and grades), stored advantages (with the λ-cap report) and API
+# tokens have their own admin modules; importing them registers them.
+from grading import admin_grader, admin_tokens, admin_training  # noqa: E402, F401

@@ -270,7 +270,15 @@ class TrajectoryChunk(models.Model):
 
 
 class ApiToken(models.Model):
-    """A token for a training loop. Only its SHA-256 is stored; the secret is shown once."""
+    """A token for a training loop or a pipeline. Only its SHA-256 is stored; the secret is shown
+    once. It belongs to a staff or service account (never a reviewer: grading/services/tokens.py)
+    and carries scopes: `submit` (send groups, fetch their advantages), `read` (runs, grader runs,
+    verdicts, labels, advantages), `export` (the three exports)."""
+
+    class Scope(models.TextChoices):
+        SUBMIT = "submit", "submit groups and fetch their advantages"
+        READ = "read", "read runs, grader runs, verdicts, labels and advantages"
+        EXPORT = "export", "download the exports"
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
@@ -278,6 +286,7 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=12, help_text="First characters, to recognise a token.")
     key_hash = models.CharField(max_length=64, unique=True)
+    scopes = models.JSONField(default=list, help_text="Any of submit, read, export.")
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

@@ -82,9 +82,8 @@ def reviewer_pseudonym(user_id: int) -> str:
     return "r_" + digest.hexdigest()[:12]
 
 
-def attempt_batches(filters: Filters, size: int) -> Iterator[list[Any]]:
-    """Keyset pagination by attempt id over the filtered groups: one query per batch."""
-    qs = Attempt.objects.filter(filters.group_q("group__")).values(
+def _attempt_values(filters: Filters) -> Any:
+    return Attempt.objects.filter(filters.group_q("group__")).values(
         "id",
         "external_id",
         "index",
@@ -95,6 +94,11 @@ def attempt_batches(filters: Filters, size: int) -> Iterator[list[Any]]:
         "group__step__number",
         "group__task__external_id",
     )
+
+
+def attempt_batches(filters: Filters, size: int) -> Iterator[list[Any]]:
+    """Keyset pagination by attempt id over the filtered groups: one query per batch."""
+    qs = _attempt_values(filters)
     last = 0
     while True:
         batch = list(qs.filter(pk__gt=last).order_by("pk")[:size])
@@ -220,6 +224,26 @@ def _grades_for(run_ids: set[int], attempt_ids: list[int]) -> Any:
     )
 
 
+def _fits(config: GraderConfig | None) -> list[CalibrationFit | None]:
+    fits_qs = CalibrationFit.objects.select_related("config").order_by("config__name")
+    if config is not None:
+        fits_qs = fits_qs.filter(config=config)
+    return list(fits_qs) or [None]
+
+
+def labels_page(
+    *, filters: Filters, config: GraderConfig | None, offset: int, limit: int
+) -> tuple[int, list[dict[str, Any]]]:
+    """One page of label rows (the export's rows) over attempts in id order, and the number of
+    attempts matching: for the API's paginated list. Refreshes consensus and calibration first
+    when the data changed, as the export does."""
+    if labels_stale():
+        labels_refresh()
+    qs = _attempt_values(filters).order_by("pk")
+    batch = list(qs[offset : offset + limit])
+    return qs.count(), _rows(batch, _fits(config), filters)
+
+
 def labels_export(
     *,
     fmt: Format,
@@ -235,10 +259,7 @@ def labels_export(
     filters = filters or Filters()
     if labels_stale():
         labels_refresh()
-    fits_qs = CalibrationFit.objects.select_related("config").order_by("config__name")
-    if config is not None:
-        fits_qs = fits_qs.filter(config=config)
-    fits: list[CalibrationFit | None] = list(fits_qs) or [None]
+    fits = _fits(config)
     out_dir.mkdir(parents=True, exist_ok=True)
     writer = TableWriter(out_dir / f"labels.{fmt}", fmt, LABEL_COLUMNS, schema=LABEL_SCHEMA)
     counts = {"rows": 0, "attempts": 0, "reviewed_attempts": 0, "calibrated_rows": 0}
