@@ -129,12 +129,10 @@ def main() -> int:
     import django
 
     django.setup()
-    from django.contrib.auth.models import User
-
-    from grading.services.tokens import api_token_create
+    from grading.services.tokens import api_token_create, service_account_create
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    user, _ = User.objects.get_or_create(username="bench-loop")
+    user = service_account_create(username="bench-loop")
     _, secret = api_token_create(user=user, name="bench")
 
     port = _free_port()

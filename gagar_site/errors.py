@@ -11,7 +11,7 @@ import sys
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.views.defaults import server_error
+from django.views.defaults import page_not_found, server_error
 
 RETRY_AFTER_S = "10"
 UNAVAILABLE_HTML = (
@@ -35,13 +35,36 @@ def _wants_json(request: HttpRequest) -> bool:
 
 def server_error_or_unavailable(request: HttpRequest) -> HttpResponse:
     if not _database_down():
+        if request.path.startswith("/api/"):
+            # The API's one error format (RFC 9457), built without the database.
+            from grading.api.problems import django_problem
+
+            return django_problem(request, status_code=500, detail="internal error")
         return server_error(request)
     response: HttpResponse
     if _wants_json(request):
+        # An RFC 9457 problem like every API error; `ok` is kept for existing callers.
         response = JsonResponse(
-            {"ok": False, "detail": "database unavailable, retry later"}, status=503
+            {
+                "type": "urn:gagar:problem:unavailable",
+                "title": "Service Unavailable",
+                "status": 503,
+                "detail": "database unavailable, retry later",
+                "problems": [],
+                "ok": False,
+            },
+            status=503,
+            content_type="application/problem+json",
         )
     else:
         response = HttpResponse(UNAVAILABLE_HTML, status=503)
     response["Retry-After"] = RETRY_AFTER_S
     return response
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        from grading.api.problems import django_problem
+
+        return django_problem(request, status_code=404, detail=f"no endpoint {request.path}")
+    return page_not_found(request, exception)

@@ -4,6 +4,7 @@ Defaults give a working single-machine setup: a SQLite file and a filesystem Cel
 real worker process runs without any server installed.
 """
 
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -46,6 +47,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "grading",
     "review",
     # Site wiring that needs the app registry (login throttling, deploy checks); see the
@@ -238,12 +240,39 @@ REST_FRAMEWORK = {
     # training loop never needs HTML.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
+    # Every error is an RFC 9457 problem (grading/api/problems.py).
+    "EXCEPTION_HANDLER": "grading.api.problems.problem_exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["grading.api.throttles.TokenRateThrottle"],
 }
+# Requests per token (or staff account): "<n>/<second|minute|hour|day>", empty = unlimited.
+# Over it the API answers 429 with Retry-After; the Python client waits that long and retries.
+GAGAR_API_RATE = env_str("GAGAR_API_RATE", "600/minute").strip()
+if GAGAR_API_RATE and not re.fullmatch(
+    r"[1-9]\d*/(s|sec|second|m|min|minute|h|hour|d|day)", GAGAR_API_RATE
+):
+    raise ImproperlyConfiguredEnv(
+        f"GAGAR_API_RATE={GAGAR_API_RATE!r}: use <n>/second, /minute, /hour or /day (or empty)"
+    )
+# Largest page of the paginated lists (runs, steps, labels).
+GAGAR_API_MAX_PAGE_SIZE = env_int("GAGAR_API_MAX_PAGE_SIZE", 1000)
 SPECTACULAR_SETTINGS = {
     "TITLE": "GAGAR Review API",
-    "DESCRIPTION": "Send rollout groups from a training loop; take back grades and advantages.",
+    "DESCRIPTION": "Send rollout groups from a training loop; take back grades and advantages, "
+    "grader runs and verdicts, calibrated labels and exports. Errors are RFC 9457 problem "
+    "details. Authentication: `Authorization: Bearer <token>` (scopes submit, read, export).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc from the drf-spectacular-sidecar package: served from our own origin,
+    # since the CSP allows no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "GroupStatusEnum": ["graded", "pending", "fallback", "failed"],
+        "AttemptStatusEnum": ["valid", "infra_failed", "exploit_confirmed"],
+        "GraderRunStatusEnum": "grading.models.GraderRun.Status",
+    },
 }
 
 # --- GAGAR ------------------------------------------------------------------------------------
@@ -251,6 +280,9 @@ GAGAR_MAX_UPLOAD_BYTES = env_int("GAGAR_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
 # One JSON line of a bundle is parsed in memory; larger trajectories go in sidecar files.
 GAGAR_MAX_LINE_BYTES = env_int("GAGAR_MAX_LINE_BYTES", 64 * 1024 * 1024)
 GAGAR_REPO_DIR = VAR_DIR / "repos"
+# Folders of local clones or bare mirrors (comma-separated), where a task whose repo is
+# owner/name finds its source as owner/name, owner__name or name: no network, only read.
+GAGAR_REPO_MIRRORS = [Path(p) for p in env_list("GAGAR_REPO_MIRRORS", [])]
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = GAGAR_MAX_UPLOAD_BYTES
 

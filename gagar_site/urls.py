@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from grading import views as grading_views
 from grading import views_ops
@@ -29,8 +29,17 @@ urlpatterns = [
     path("review/", include("review.urls")),
     path("dashboards/", include("review.urls_dashboards")),
     path("api/v1/", include("grading.api.urls")),
+    path("api/v1/", include("review.urls_api")),
     path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
+    # Swagger UI with its assets served from here (drf-spectacular-sidecar) and its start-up
+    # script as a separate file: the CSP allows no CDN and no inline script.
+    path(
+        "api/v1/docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"
+    ),
 ]
+
+# Unknown /api/ URLs answer with a problem document, like the API itself.
+handler404 = "gagar_site.errors.not_found"
 
 # A lost database answers 503 (retry later) instead of a 500 page (gagar_site/errors.py).
 handler500 = "gagar_site.errors.server_error_or_unavailable"

@@ -11,7 +11,6 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from grading.models import (
-    ApiToken,
     Attempt,
     Group,
     Patch,
@@ -61,11 +60,28 @@ class StepAdmin(admin.ModelAdmin[Step]):
 
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin[Task]):
-    list_display = ["external_id", "repo", "base_commit", "created_at"]
+    list_display = ["external_id", "repo", "base_commit", "source", "created_at"]
     search_fields = ["external_id", "repo", "problem_statement"]
-    list_filter = ["repo"]
-    readonly_fields = ["content_hash", "created_at", "gold_patch_link", "test_patch_link"]
+    list_filter = ["source_status", "repo"]
+    readonly_fields = [
+        "content_hash",
+        "created_at",
+        "gold_patch_link",
+        "test_patch_link",
+        "source_status",
+        "source_path",
+        "source_note",
+    ]
     exclude = ["gold_patch", "test_patch"]
+
+    @admin.display(description="source", ordering="source_status")
+    def source(self, obj: Task) -> str:
+        # "no source": the grader gets no repository for this task, and is told so.
+        if obj.source_status == Task.Source.FOUND:
+            return "found"
+        if obj.source_status == Task.Source.UNCHECKED:
+            return "not checked yet"
+        return "no source"
 
     @admin.display(description="gold patch")
     def gold_patch_link(self, obj: Task) -> str:
@@ -362,13 +378,6 @@ class TrajectoryChunkAdmin(admin.ModelAdmin[TrajectoryChunk]):
     readonly_fields = ["trajectory", "seq", "first_event", "event_count"]
 
 
-@admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
-    list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = ["prefix", "key_hash", "created_at", "last_used_at"]
-    list_select_related = ["user"]
-
-
-# Grader runs (with transcripts and grades) and stored advantages (with the λ-cap report) have
-# their own admin modules; importing them registers them.
-from grading import admin_grader, admin_training  # noqa: E402, F401
+# Grader runs (with transcripts and grades), stored advantages (with the λ-cap report) and API
+# tokens have their own admin modules; importing them registers them.
+from grading import admin_grader, admin_tokens, admin_training  # noqa: E402, F401

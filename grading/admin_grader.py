@@ -84,10 +84,10 @@ def grade_again(admin_: Any, request: HttpRequest, queryset: QuerySet[GraderRun]
 @admin.register(GraderRun)
 class GraderRunAdmin(admin.ModelAdmin[GraderRun]):
     list_display = [
-        "id", "status", "group", "config", "replica", "latency_s", "input_tokens",
+        "id", "status", "group", "config", "replica", "source", "latency_s", "input_tokens",
         "output_tokens", "llm_calls", "tool_calls", "deliveries", "short_reason", "created_at",
     ]  # fmt: skip
-    list_filter = ["status", "config"]
+    list_filter = ["status", "config", "has_source"]
     list_select_related = ["group__task", "group__step__run", "config"]
     search_fields = ["group__task__external_id", "failure_reason"]
     actions = [grade_again]
@@ -99,11 +99,18 @@ class GraderRunAdmin(admin.ModelAdmin[GraderRun]):
         "input_tokens", "cached_input_tokens", "output_tokens", "usage_estimated",
         "peak_context_tokens", "abandoned_input_tokens", "abandoned_output_tokens",
         "abandoned_cost_usd", "llm_calls", "tool_calls", "cost_usd", "created_at",
-        "problem_list", "verdict_view", "transcript",
+        "problem_list", "has_source", "source_note", "verdict_view", "transcript",
     ]  # fmt: skip
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.display(description="source", ordering="has_source")
+    def source(self, obj: GraderRun) -> str:
+        # A run without the repository judged from diffs alone: say so beside its verdict.
+        if obj.has_source is None:
+            return "—"
+        return "repository" if obj.has_source else "no source"
 
     @admin.display(description="failure reason")
     def short_reason(self, obj: GraderRun) -> str:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from django.db.models import F, QuerySet
 
 from grading.domain.compression import decompress
-from grading.models import Group, Trajectory, TrajectoryChunk
+from grading.models import Attempt, Group, Trajectory, TrajectoryChunk
 
 
 def trajectory_events(
@@ -45,3 +46,33 @@ def group_with_attempts(*, group_id: int) -> Group:
 
 def groups_for_listing() -> QuerySet[Group]:
     return Group.objects.select_related("step__run", "task").order_by("-created_at")
+
+
+def patch_siblings(*, attempt_ids: Collection[int]) -> dict[int, list[int]]:
+    """For each attempt, the valid passing attempts of its group with the same patch (itself
+    first, then by index): the attempts one judgement of that patch applies to. An attempt
+    without a patch, or not passing, has only itself."""
+    rows = list(
+        Attempt.objects.filter(
+            pk__in=attempt_ids, status=Attempt.Status.VALID, test_reward__gt=0
+        ).values_list("pk", "group_id", "patch_id")
+    )
+    keys = {(g, p) for _, g, p in rows if p is not None}
+    shared: dict[tuple[int, int], list[int]] = {}
+    if keys:
+        for pk, g, p in (
+            Attempt.objects.filter(
+                group_id__in={g for g, _ in keys},
+                patch_id__in={p for _, p in keys},
+                status=Attempt.Status.VALID,
+                test_reward__gt=0,
+            )
+            .order_by("group_id", "index")
+            .values_list("pk", "group_id", "patch_id")
+        ):
+            if (g, p) in keys:
+                shared.setdefault((g, p), []).append(pk)
+    out = {pk: [pk] for pk in attempt_ids}
+    for pk, g, p in rows:
+        out[pk] += [s for s in shared.get((g, p), []) if s != pk]
+    return out

@@ -9,10 +9,10 @@ from review.models import Assignment, Campaign, Candidate, Disagreement, FixRequ
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin[Campaign]):
-    list_display = ("name", "status", "overlap", "reveal_policy", "created_at")
-    list_filter = ("status", "reveal_policy")
+    list_display = ("display_name", "origin", "status", "overlap", "reveal_policy", "created_at")
+    list_filter = ("origin", "status", "reveal_policy")
     filter_horizontal = ("reviewers",)
-    readonly_fields = ("filters", "created_at")
+    readonly_fields = ("filters", "origin", "import_sources", "created_at")
 
 
 class CandidateInline(admin.TabularInline[Candidate, Assignment]):
@@ -25,10 +25,16 @@ class CandidateInline(admin.TabularInline[Candidate, Assignment]):
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin[Assignment]):
-    list_display = ("pk", "campaign", "group", "reviewer", "status", "active_ms", "submitted_at")
+    list_display = ("pk", "campaign", "group", "reviewer", "status", "active_time", "submitted_at")
     list_filter = ("status", "campaign")
     raw_id_fields = ("group", "focus_candidate")
+    readonly_fields = ("imported",)
     inlines = [CandidateInline]
+
+    @admin.display(description="active ms", ordering="active_ms")
+    def active_time(self, obj: Assignment) -> str:
+        # An imported review recorded no time: absent, not 0.
+        return "not recorded (imported)" if obj.imported else str(obj.active_ms)
 
 
 @admin.register(Label)

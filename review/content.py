@@ -21,6 +21,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
+from grading.domain.repos import is_git_repository, local_repo_path
 from grading.models import Patch, Task, Trajectory
 from grading.selectors import trajectory_events
 from review.blinding import Redactor, build_redactor
@@ -56,7 +57,8 @@ def assignment_redactor(*, assignment: Assignment) -> Redactor:
 
 
 def _base_digest(task: Task) -> str:
-    return hashlib.sha256(f"{task.repo_url}@{task.base_commit}".encode()).hexdigest()[:16]
+    where = task.source_path if task.has_source else task.repo_url
+    return hashlib.sha256(f"{where}@{task.base_commit}".encode()).hexdigest()[:16]
 
 
 def patch_key(patch: Patch, redactor: Redactor, task: Task, page: int = 1) -> str:
@@ -77,8 +79,9 @@ def base_files(*, task: Task, paths: Iterable[str]) -> dict[str, str]:
     found = cache.get_many(list(keys.values()))
     out = {p: found[k] for p, k in keys.items() if k in found}
     missing = [p for p in wanted if keys[p] not in found]
-    repo = Path(task.repo_url) if task.repo_url else None
-    if missing and repo is not None and (repo / ".git").exists() and task.base_commit:
+    # The source found at import (a mirror from --repos or GAGAR_REPO_MIRRORS), else repo_url.
+    repo = Path(task.source_path) if task.has_source else local_repo_path(task.repo_url)
+    if missing and repo is not None and is_git_repository(repo) and task.base_commit:
         fetched = _cat_files(repo, task.base_commit, missing)
         cache.set_many({keys[p]: text for p, text in fetched.items()}, CACHE_SECONDS)
         out.update(fetched)

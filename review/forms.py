@@ -71,6 +71,7 @@ class CampaignForm(forms.Form):
     show_trajectories = forms.BooleanField(required=False, initial=True)
     show_test_output = forms.BooleanField(required=False, initial=True)
     rubric_required = forms.BooleanField(required=False, initial=True)
+    show_reference = forms.BooleanField(required=False, initial=False)
     reveal_policy = forms.ChoiceField(choices=Campaign.Reveal.choices)
     lease_minutes = forms.IntegerField(min_value=5, initial=180)
     fingerprint_patterns = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)

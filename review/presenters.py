@@ -166,10 +166,19 @@ def review_page(*, assignment: Assignment) -> dict[str, Any]:
     if reveal:
         for panel in panels:
             panel.reveal = reveal.get(panel.token)
+    task = assignment.group.task
+    reference = None
+    # The maintainers' fix anchors reviewers on one way of solving the problem: shown only
+    # when the campaign turned it on (off by default).
+    if campaign.show_reference and task.gold_patch_id is not None:
+        reference = rendered_diffs(
+            patches={"reference": task.gold_patch}, redactor=redactor, task=task
+        )["reference"]
     return {
         "assignment": assignment,
         "campaign": campaign,
-        "problem_statement": redactor(assignment.group.task.problem_statement),
+        "problem_statement": redactor(task.problem_statement),
+        "reference": reference,
         "panels": panels,
         "revealed": bool(reveal),
         "criteria": CRITERIA_LABELS,

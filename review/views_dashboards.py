@@ -31,6 +31,7 @@ HEADLINE_ORDER = (
     "tau_b",
     "top1",
     "alpha_humans",
+    "kappa_humans",
     "alpha_with_grader",
 )
 

@@ -13,7 +13,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from grading.advantages import DEFAULT_COEFFICIENTS
-from grading.api.views import RawBundleParser, _as_jsonl
+from grading.api.problems import IDEMPOTENCY_CONFLICT, problem_response
+from grading.api.schemas import AdvantagesOutputSerializer, ProblemItemSerializer
+from grading.api.schemas import problem_responses as errors
+from grading.api.views import (
+    BUNDLE_REQUEST,
+    RawBundleParser,
+    as_jsonl,
+    empty_body_problem,
+    import_problem,
+)
 from grading.models import GraderConfig, Group, Step
 from grading.selectors_training import grader_config_by_name, step_group_ids
 from grading.services.advantages import AdvantageParams
@@ -39,7 +48,7 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
         return {"type": "http", "scheme": "bearer"}
 
 
-def _config(name: str | None) -> GraderConfig:
+def config_named(name: str | None) -> GraderConfig:
     if not name:
         return grader_config_default()
     try:
@@ -59,39 +68,55 @@ class SubmittedGroupSerializer(serializers.Serializer):
     grading_status = serializers.CharField(allow_null=True)
 
 
+class SubmitQuery(serializers.Serializer):
+    config = serializers.CharField(required=False, help_text="grader configuration name")
+    # A declared field (DRF moves it off the class), not BaseSerializer.partial.
+    partial = serializers.BooleanField(  # type: ignore[assignment]
+        required=False, default=False, help_text="import the valid groups, report the rest"
+    )
+
+
 class GroupsSubmitApi(APIView):
     parser_classes = [RawBundleParser]
+    required_scopes = ("submit",)
 
     class SubmitOutputSerializer(serializers.Serializer):
         summary = serializers.CharField()
         grader_config = serializers.CharField()
         groups = SubmittedGroupSerializer(many=True)
-        problems = serializers.ListField(child=serializers.DictField())
+        problems = ProblemItemSerializer(many=True)
 
     @extend_schema(
+        operation_id="training_groups_submit",
         summary="Submit groups for grading (gagar.group.v1)",
         description="One group or a whole step: JSON Lines, a JSON array or one object. The groups "
         "are imported (identical content is a no-op) and grading is enqueued with the default or "
         "the named configuration. A retry never duplicates a group; with an Idempotency-Key the "
-        "first response is replayed.",
+        "first response is replayed (header Idempotent-Replayed: true).",
         parameters=[
-            OpenApiParameter("config", str, description="grader configuration name"),
-            OpenApiParameter("partial", bool, description="import valid groups, report the rest"),
+            SubmitQuery,
             OpenApiParameter(
-                "Idempotency-Key", str, location=OpenApiParameter.HEADER, required=False
+                "Idempotency-Key",
+                str,
+                location=OpenApiParameter.HEADER,
+                required=False,
+                description="any string up to 255 characters; a retry with the same key and "
+                "body replays the first answer, another body is a 422",
             ),
         ],
-        request={"application/x-ndjson": bytes},
+        request=BUNDLE_REQUEST,
         responses={
             201: SubmitOutputSerializer,
             200: SubmitOutputSerializer,
-            400: SubmitOutputSerializer,
+            **errors(400, 422),
         },
     )
     def post(self, request: Request) -> Response:
-        body = _as_jsonl(request.data if isinstance(request.data, bytes) else b"")
-        partial = request.query_params.get("partial") in ("1", "true")
-        config = _config(request.query_params.get("config"))
+        query = SubmitQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        body = as_jsonl(request.data if isinstance(request.data, bytes) else b"")
+        partial = bool(query.validated_data["partial"])
+        config = config_named(query.validated_data.get("config"))
         key = request.headers.get("Idempotency-Key", "")[:255]
         fingerprint = request_hash(body, config.name.encode(), str(partial).encode())
         if key:
@@ -100,7 +125,9 @@ class GroupsSubmitApi(APIView):
                     user_id=int(request.user.pk or 0), key=key, request_hash=fingerprint
                 )
             except ValueError as exc:
-                return Response({"detail": str(exc)}, status=422)
+                return problem_response(
+                    status_code=422, type_=IDEMPOTENCY_CONFLICT, detail=str(exc)
+                )
             if found is not None:
                 return Response(
                     found.response,
@@ -108,10 +135,17 @@ class GroupsSubmitApi(APIView):
                     headers={"Idempotent-Replayed": "true"},
                 )
         if not body.strip():
-            raise ValidationError({"body": "the body holds no groups"})
+            return empty_body_problem()
         submission = groups_submit(body=body, config=config, partial=partial)
-        payload, code = self._output(submission, config)
-        if key and code < 400:
+        if submission.error is not None:
+            return import_problem(submission.error.report, grader_config=config.name)
+        report = submission.report
+        assert report is not None
+        if report.problems and not report.results:
+            return import_problem(report, grader_config=config.name)
+        payload = self._output(submission, config)
+        code: int = status.HTTP_201_CREATED if report.count("created") else status.HTTP_200_OK
+        if key:
             idempotent_response_store(
                 user_id=int(request.user.pk or 0),
                 key=key,
@@ -121,15 +155,7 @@ class GroupsSubmitApi(APIView):
             )
         return Response(payload, status=code)
 
-    def _output(self, submission: Any, config: GraderConfig) -> tuple[dict[str, Any], int]:
-        if submission.error is not None:
-            report = submission.error.report
-            return {
-                "summary": report.summary(),
-                "grader_config": config.name,
-                "groups": [],
-                "problems": [vars(p) for p in report.problems],
-            }, status.HTTP_400_BAD_REQUEST
+    def _output(self, submission: Any, config: GraderConfig) -> dict[str, Any]:
         report = submission.report
         runs = {run.group_id: run for run in submission.runs}
         groups = [
@@ -147,19 +173,18 @@ class GroupsSubmitApi(APIView):
             ).data
             for r in report.results
         ]
-        code: int = status.HTTP_201_CREATED if report.count("created") else status.HTTP_200_OK
-        if report.problems and not report.results:
-            code = status.HTTP_400_BAD_REQUEST
         return {
             "summary": report.summary(),
             "grader_config": config.name,
             "groups": groups,
             "problems": [vars(p) for p in report.problems],
-        }, code
+        }
 
 
-class _AdvantagesQuery(serializers.Serializer):
-    config = serializers.CharField(required=False, help_text="grader configuration name")
+class AdvantagesQuery(serializers.Serializer):
+    config = serializers.CharField(
+        required=False, help_text="grader configuration name (default: the server's default)"
+    )
     deadline = serializers.FloatField(
         required=False,
         min_value=0,
@@ -170,9 +195,18 @@ class _AdvantagesQuery(serializers.Serializer):
     lambda_max = serializers.CharField(
         required=False, help_text="λ_max (≥ 1), or 'none' for uncapped; default 1.5"
     )
-    normalize_std = serializers.BooleanField(required=False, default=False)
-    std_ddof = serializers.ChoiceField(choices=[0, 1], required=False, default=0)
-    std_eps = serializers.FloatField(required=False, default=1e-6)
+    normalize_std = serializers.BooleanField(
+        required=False, default=False, help_text="divide A and A′ by σ(r) + std_eps"
+    )
+    std_ddof = serializers.ChoiceField(
+        choices=[0, 1],
+        required=False,
+        default=0,
+        help_text="σ's ddof with normalize_std: 0 = NumPy (population), 1 = PyTorch .std()",
+    )
+    std_eps = serializers.FloatField(
+        required=False, default=1e-6, min_value=0, help_text="ε with normalize_std"
+    )
 
     def params(self) -> AdvantageParams:
         data = self.validated_data
@@ -187,70 +221,14 @@ class _AdvantagesQuery(serializers.Serializer):
                 std_eps=data["std_eps"],
             )
         except ValueError as exc:
-            raise ValidationError({"params": str(exc)}) from exc
-
-
-class AdvantageAttemptRowSerializer(serializers.Serializer):
-    attempt_id = serializers.IntegerField()
-    attempt_external_id = serializers.CharField()
-    attempt_index = serializers.IntegerField()
-    status = serializers.CharField()
-    included = serializers.BooleanField()
-    test_reward = serializers.FloatField()
-    reward_used = serializers.FloatField(allow_null=True)
-    tier = serializers.IntegerField(allow_null=True)
-    rank_in_tier = serializers.IntegerField(allow_null=True)
-    coefficient = serializers.FloatField()
-    adv_grpo = serializers.FloatField()
-    adv_gagar = serializers.FloatField(help_text="A' — the advantage to train on")
-    reward_equivalent = serializers.FloatField(allow_null=True, help_text="r' = R̄ + A'")
-
-
-class AdvantageGroupRowSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["graded", "pending", "fallback", "failed"])
-    run = serializers.CharField()
-    step = serializers.IntegerField()
-    task_id = serializers.CharField()
-    group_id = serializers.IntegerField()
-    group_external_id = serializers.CharField(allow_null=True)
-    grader_config = serializers.CharField()
-    verdict_id = serializers.IntegerField(allow_null=True)
-    fallback = serializers.BooleanField()
-    fallback_reason = serializers.CharField(allow_blank=True)
-    n_valid = serializers.IntegerField()
-    mean_reward = serializers.FloatField(allow_null=True)
-    lambda_raw = serializers.FloatField(allow_null=True)
-    lambda_applied = serializers.FloatField(allow_null=True)
-    capped = serializers.BooleanField()
-    mean_shift = serializers.FloatField()
-    positive_total_before = serializers.FloatField()
-    positive_total_after = serializers.FloatField()
-    attempts = AdvantageAttemptRowSerializer(many=True, allow_null=True)
-
-
-class AdvantagesOutputSerializer(serializers.Serializer):
-    schema = serializers.CharField()
-    grader_config = serializers.CharField()
-    params = serializers.DictField()
-    complete = serializers.BooleanField(help_text="No group is pending.")
-    counts = serializers.DictField(child=serializers.IntegerField())
-    waited_seconds = serializers.FloatField()
-    groups = AdvantageGroupRowSerializer(many=True)
-
-
-_PARAMS = [
-    OpenApiParameter("config", str),
-    OpenApiParameter("deadline", float),
-    OpenApiParameter("lambda_max", str),
-    OpenApiParameter("normalize_std", bool),
-]
+            raise ValidationError({"lambda_max": str(exc)}) from exc
 
 
 def _respond(request: Request, group_ids: list[int], scope: dict[str, Any]) -> Response:
-    query = _AdvantagesQuery(data=request.query_params)
+    query = AdvantagesQuery(data=request.query_params)
     query.is_valid(raise_exception=True)
     params = query.params()
-    config = _config(query.validated_data.get("config"))
+    config = config_named(query.validated_data.get("config"))
     fetched = advantages_fetch(
         group_ids=group_ids,
         config=config,
@@ -262,11 +240,18 @@ def _respond(request: Request, group_ids: list[int], scope: dict[str, Any]) -> R
     return Response(fetched_payload(fetched=fetched, config=config, params=params, scope=scope))
 
 
+# Advantages are the training loop's return path (submit) and a read (read).
+ADVANTAGE_SCOPES = ("submit", "read")
+
+
 class StepAdvantagesApi(APIView):
+    required_scopes = ADVANTAGE_SCOPES
+
     @extend_schema(
+        operation_id="training_step_advantages",
         summary="Advantages of a step",
-        parameters=_PARAMS,
-        responses={200: AdvantagesOutputSerializer},
+        parameters=[AdvantagesQuery],
+        responses={200: AdvantagesOutputSerializer, **errors(400, 404)},
     )
     def get(self, request: Request, run: str, step: int) -> Response:
         try:
@@ -277,10 +262,13 @@ class StepAdvantagesApi(APIView):
 
 
 class GroupAdvantagesApi(APIView):
+    required_scopes = ADVANTAGE_SCOPES
+
     @extend_schema(
+        operation_id="training_group_advantages",
         summary="Advantages of one group",
-        parameters=_PARAMS,
-        responses={200: AdvantagesOutputSerializer},
+        parameters=[AdvantagesQuery],
+        responses={200: AdvantagesOutputSerializer, **errors(400, 404)},
     )
     def get(self, request: Request, group_id: int) -> Response:
         if not Group.objects.filter(pk=group_id).exists():

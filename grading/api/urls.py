@@ -1,5 +1,7 @@
 from django.urls import path
 
+from grading.api.exports import AdvantagesExportApi
+from grading.api.reads import GroupGraderRunsApi, GroupVerdictsApi, RunsListApi, StepsListApi
 from grading.api.training import GroupAdvantagesApi, GroupsSubmitApi, StepAdvantagesApi
 from grading.api.views import BundleImportApi
 
@@ -16,4 +18,9 @@ urlpatterns = [
         StepAdvantagesApi.as_view(),
         name="api-training-step-advantages",
     ),
+    path("runs", RunsListApi.as_view(), name="api-runs"),
+    path("runs/<str:run>/steps", StepsListApi.as_view(), name="api-steps"),
+    path("groups/<int:group_id>/grader-runs", GroupGraderRunsApi.as_view(), name="api-grader-runs"),
+    path("groups/<int:group_id>/verdicts", GroupVerdictsApi.as_view(), name="api-verdicts"),
+    path("exports/advantages", AdvantagesExportApi.as_view(), name="api-export-advantages"),
 ]

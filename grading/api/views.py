@@ -13,8 +13,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from grading.api.problems import INVALID_BUNDLE, problem_response
+from grading.api.schemas import BundleGroupSerializer, ProblemItemSerializer, problem_responses
 from grading.services.imports import ImportFailedError, ImportReport, groups_import
 from grading.services.sources import bundle_records
+
+# The two bodies the bundle endpoints take (the same content either way).
+BUNDLE_REQUEST = {
+    "application/x-ndjson": {"type": "string", "format": "binary"},
+    "application/json": BundleGroupSerializer(many=True),
+}
 
 
 class RawBundleParser(BaseParser):
@@ -26,7 +34,7 @@ class RawBundleParser(BaseParser):
         return stream.read() if stream is not None else b""
 
 
-def _as_jsonl(body: bytes) -> bytes:
+def as_jsonl(body: bytes) -> bytes:
     """A JSON array or a single object is accepted too; each element becomes one line."""
     head = body.lstrip()[:1]
     if head not in (b"[", b"{"):
@@ -39,13 +47,31 @@ def _as_jsonl(body: bytes) -> bytes:
     return b"\n".join(json.dumps(item).encode() for item in items) + b"\n"
 
 
+def import_problem(report: ImportReport, **extra: Any) -> Response:
+    """A refused bundle: 400 problem details with every problem (file line, field, message)."""
+    return problem_response(
+        status_code=status.HTTP_400_BAD_REQUEST,
+        type_=INVALID_BUNDLE,
+        title="Invalid bundle",
+        detail=report.summary(),
+        problems=[vars(p) for p in report.problems],
+        **extra,
+    )
+
+
+def empty_body_problem() -> Response:
+    return problem_response(
+        status_code=status.HTTP_400_BAD_REQUEST,
+        type_=INVALID_BUNDLE,
+        title="Invalid bundle",
+        detail="the body holds no groups",
+        problems=[{"line": None, "field": "", "message": "the body holds no groups"}],
+    )
+
+
 class BundleImportApi(APIView):
     parser_classes = [RawBundleParser]
-
-    class ProblemSerializer(serializers.Serializer):
-        line = serializers.IntegerField(allow_null=True)
-        field = serializers.CharField()
-        message = serializers.CharField()
+    required_scopes = ("submit",)
 
     class GroupSerializer(serializers.Serializer):
         id = serializers.IntegerField(source="group_id")
@@ -53,14 +79,15 @@ class BundleImportApi(APIView):
         run = serializers.CharField()
         step = serializers.IntegerField()
         task = serializers.CharField()
-        outcome = serializers.CharField()
+        outcome = serializers.ChoiceField(choices=["created", "unchanged", "replaced"])
 
-    class OutputSerializer(serializers.Serializer):
+    class BundleImportOutputSerializer(serializers.Serializer):
         summary = serializers.CharField()
         groups = serializers.ListField(child=serializers.DictField())
-        problems = serializers.ListField(child=serializers.DictField())
+        problems = ProblemItemSerializer(many=True)
 
     @extend_schema(
+        operation_id="bundles_import",
         summary="Import groups (gagar.group.v1)",
         description="Body: JSON Lines (one group per line), a JSON array of groups, or one group. "
         "All-or-nothing unless partial=1. Re-sending identical content is a no-op.",
@@ -68,37 +95,32 @@ class BundleImportApi(APIView):
             OpenApiParameter("partial", bool, description="import valid groups, report the rest"),
             OpenApiParameter("replace", bool, description="overwrite groups whose content changed"),
         ],
-        request={"application/x-ndjson": bytes},
-        responses={201: OutputSerializer, 200: OutputSerializer, 400: OutputSerializer},
+        request=BUNDLE_REQUEST,
+        responses={
+            201: BundleImportOutputSerializer,
+            200: BundleImportOutputSerializer,
+            **problem_responses(400),
+        },
     )
     def post(self, request: Request) -> Response:
         partial = request.query_params.get("partial") in ("1", "true")
         replace = request.query_params.get("replace") in ("1", "true")
-        body = _as_jsonl(request.data if isinstance(request.data, bytes) else b"")
+        body = as_jsonl(request.data if isinstance(request.data, bytes) else b"")
         if not body.strip():
-            return Response(
-                {
-                    "summary": "empty body",
-                    "groups": [],
-                    "problems": [
-                        {"line": None, "field": "", "message": "the body holds no groups"}
-                    ],
-                },
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+            return empty_body_problem()
         _, records = bundle_records(stream=io.BytesIO(body), source="request", base_dir=None)
         try:
             report = groups_import(records=records, partial=partial, replace=replace)
         except ImportFailedError as exc:
-            return Response(self._output(exc.report), status=status.HTTP_400_BAD_REQUEST)
-        code: int = status.HTTP_201_CREATED if report.count("created") else status.HTTP_200_OK
+            return import_problem(exc.report)
         if report.problems and not report.results:
-            code = status.HTTP_400_BAD_REQUEST
+            return import_problem(report)
+        code: int = status.HTTP_201_CREATED if report.count("created") else status.HTTP_200_OK
         return Response(self._output(report), status=code)
 
     def _output(self, report: ImportReport) -> dict[str, Any]:
         return {
             "summary": report.summary(),
             "groups": [dict(self.GroupSerializer(r).data) for r in report.results],
-            "problems": [dict(self.ProblemSerializer(p).data) for p in report.problems],
+            "problems": [dict(ProblemItemSerializer(p).data) for p in report.problems],
         }

@@ -10,6 +10,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from grading.domain.patches import PatchStats
@@ -29,9 +30,21 @@ class ImportProblem:
 
     def __str__(self) -> str:
         where = self.source if self.line is None else f"{self.source}:{self.line}"
-        return (
-            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
-        )
+        text = f"{self.field}: {self.message}" if self.field else self.message
+        return f"{where}: {text}" if where else text
+
+
+@dataclass(frozen=True)
+class ImportNote:
+    """Something the importer did or noticed that the user should know; not a problem."""
+
+    source: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        return f"{where}: {self.message}" if where else self.message
 
 
 class ImportProblemError(Exception):
@@ -71,6 +84,21 @@ class AttemptRecord:
     agent_model: str = ""
     agent_family: str = ""
     agent_metadata: dict[str, Any] = field(default_factory=dict)
+    # Test output kept in a file (a run folder's test_output.txt) is read when the group is
+    # written, not held in memory for the whole import.
+    test_output_file: Path | None = None
+
+    def read_test_output(self) -> bytes:
+        return self.test_output_file.read_bytes() if self.test_output_file else self.test_output
+
+    def test_output_digest(self) -> str:
+        if self.test_output_file is None:
+            return hashlib.sha256(self.test_output).hexdigest()
+        digest = hashlib.sha256()
+        with self.test_output_file.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        return digest.hexdigest()
 
 
 @dataclass
@@ -133,7 +161,7 @@ class GroupRecord:
                         "status": a.status,
                         "test_reward": a.test_reward,
                         "test_report": a.test_report,
-                        "test_output": hashlib.sha256(a.test_output).hexdigest(),
+                        "test_output": a.test_output_digest(),
                         "patch": a.patch.stats.sha256 if a.patch else None,
                         "trajectory": a.trajectory.content_hash if a.trajectory else None,
                         "counts": [a.num_turns, a.tokens_in, a.tokens_out],

@@ -1,24 +1,26 @@
 """Read SWE-bench style inputs into group records: one group per instance.
 
-Inputs: task records (JSONL or a JSON array), and per system a predictions file (JSONL or a JSON
-array of {instance_id, model_name_or_path, model_patch}), an evaluation report (a run-level
-report with a `resolved` id list, or a folder of per-instance `report.json` files) and optionally
-a folder of trajectories named after the instance.
+Inputs: task records (JSONL or a JSON array), and per system a predictions file (JSONL, a JSON
+array of {instance_id, model_name_or_path, model_patch}, or SWE-agent's `preds.json` object
+keyed by instance id), an evaluation report (any shape of `swebench_reports`), per-instance logs
+(report.json + test_output.txt) and a folder of trajectories named after the instance. A run
+folder (`run_folders`) names all of these itself. Files are read by `jsonfiles`.
 """
 
 from __future__ import annotations
 
 import errno
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from grading.domain.jsonfiles import JsonReader, JsonRow
 from grading.domain.patches import PatchParseError, parse_patch
 from grading.domain.records import (
     AttemptRecord,
     GroupRecord,
+    ImportNote,
     ImportProblem,
     ImportProblemError,
     PatchRecord,
@@ -28,6 +30,7 @@ from grading.domain.records import (
     patch_names_problem,
 )
 from grading.domain.sidecar import file_sha256, stream_file_events
+from grading.domain.swebench_reports import Report, read_instance_logs, read_report
 from grading.domain.trajectories import TrajectoryFormatError, detect_format
 
 _TASK_REQUIRED = ("instance_id", "repo", "problem_statement")
@@ -51,24 +54,18 @@ class SystemSource:
     report: Path | None = None
     label: str | None = None
     trajectories: Path | None = None
-
-
-@dataclass(frozen=True)
-class _Row:
-    source: str
-    line: int | None
-    field: str  # "$" for JSONL rows, "$[i]" for array items
-    value: Any
+    # Per-instance `<id>/report.json` and `<id>/test_output.txt` (a run folder's `logs/`); they
+    # take precedence over the run-level `report` for the instances they cover.
+    logs: Path | None = None
 
 
 def _fail(
-    row_or_source: _Row | str, field: str, message: str, line: int | None = None
+    row_or_source: JsonRow | str, field: str, message: str, line: int | None = None
 ) -> ImportProblemError:
-    if isinstance(row_or_source, _Row):
+    if isinstance(row_or_source, JsonRow):
+        row = row_or_source
         return ImportProblemError(
-            ImportProblem(
-                row_or_source.source, row_or_source.line, row_or_source.field + field, message
-            )
+            ImportProblem(row.source, row.line_for(field), row.field + field, message)
         )
     return ImportProblemError(ImportProblem(row_or_source, line, field, message))
 
@@ -89,31 +86,7 @@ def _text_problem(value: object, limit: int) -> str | None:
     return None
 
 
-def read_records(path: Path) -> Iterator[_Row]:
-    """Rows of a JSON Lines file or a JSON array file, located by line or index."""
-    source = str(path)
-    with path.open("rb") as handle:
-        head = handle.read(4096).lstrip()
-    if head.startswith(b"["):
-        try:
-            items = json.loads(path.read_bytes().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise _fail(source, "", f"malformed JSON: {exc}") from exc
-        for index, item in enumerate(items):
-            yield _Row(source, None, f"$[{index}]", item)
-        return
-    with path.open("rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                item = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise _fail(source, "", f"malformed JSON: {exc}", line_no) from exc
-            yield _Row(source, line_no, "$", item)
-
-
-def _test_list(row: _Row, key: str) -> list[str]:
+def _test_list(row: JsonRow, key: str) -> list[str]:
     value = row.value.get(key, [])
     if isinstance(value, str):  # the Hugging Face dataset stores these as JSON strings
         try:
@@ -129,7 +102,7 @@ def _test_list(row: _Row, key: str) -> list[str]:
     return value
 
 
-def _patch(row: _Row, key: str) -> PatchRecord | None:
+def _patch(row: JsonRow, key: str) -> PatchRecord | None:
     text = row.value.get(key)
     if text is None or (isinstance(text, str) and not text.strip()):
         return None
@@ -146,9 +119,9 @@ def _patch(row: _Row, key: str) -> PatchRecord | None:
     return PatchRecord(data, stats)
 
 
-def read_tasks(path: Path) -> dict[str, TaskRecord]:
+def read_tasks(path: Path, reader: JsonReader | None = None) -> dict[str, TaskRecord]:
     tasks: dict[str, TaskRecord] = {}
-    for row in read_records(path):
+    for row in (reader or JsonReader()).rows(path):
         if not isinstance(row.value, dict):
             raise _fail(row, "", "a task record must be an object")
         for key in _TASK_REQUIRED:
@@ -180,69 +153,6 @@ def read_tasks(path: Path) -> dict[str, TaskRecord]:
     return tasks
 
 
-@dataclass(frozen=True)
-class _Evaluation:
-    resolved: bool
-    infra_failed: bool
-    report: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class _Report:
-    evaluations: dict[str, _Evaluation]
-    # What an instance the report does not list means: a run-level report lists only what was
-    # resolved (absent = not resolved); per-instance reports have no default.
-    default: _Evaluation | None
-
-
-def read_report(path: Path) -> _Report:
-    """Per instance: resolved or not. Instances a run-level report never evaluated are infra."""
-    if path.is_dir():
-        evaluations: dict[str, _Evaluation] = {}
-        for report_file in sorted(path.rglob("report.json")):
-            for row in read_records(report_file):
-                if not isinstance(row.value, dict):
-                    raise _fail(row, "", "a per-instance report must map instance ids to results")
-                for instance_id, result in row.value.items():
-                    if not isinstance(result, dict) or not isinstance(result.get("resolved"), bool):
-                        raise _fail(row, f".{instance_id}.resolved", "must be true or false")
-                    evaluations[instance_id] = _evaluation(row, instance_id, result)
-        return _Report(evaluations, None)
-    rows = list(read_records(path))
-    if len(rows) != 1 or not isinstance(rows[0].value, dict):
-        raise _fail(str(path), "", "expected one JSON object with a `resolved` list")
-    row = rows[0]
-    data = row.value
-    if "resolved" in data and isinstance(data["resolved"], list):
-        resolved = {i for i in data["resolved"] if isinstance(i, str)}
-        with_logs = data.get("with_logs")
-        # With a `with_logs` list, an instance outside it was never evaluated: its label is
-        # unknown, so it is excluded as an infrastructure failure rather than called a failure.
-        evaluated = set(with_logs) | resolved if isinstance(with_logs, list) else None
-        evaluations = {i: _Evaluation(True, False, {}) for i in resolved}
-        if evaluated is not None:
-            evaluations.update({i: _Evaluation(False, False, {}) for i in evaluated - resolved})
-        default = _Evaluation(False, evaluated is not None, {})
-        return _Report(evaluations, default)
-    # A single per-instance report: {instance_id: {"resolved": ...}}
-    evaluations = {}
-    for instance_id, result in data.items():
-        if not isinstance(result, dict) or not isinstance(result.get("resolved"), bool):
-            raise _fail(
-                row, f".{instance_id}", "expected a `resolved` list or per-instance results"
-            )
-        evaluations[instance_id] = _evaluation(row, instance_id, result)
-    return _Report(evaluations, None)
-
-
-def _evaluation(row: _Row, instance_id: str, result: dict[str, Any]) -> _Evaluation:
-    # The result is stored whole as the attempt's test report: a jsonb column on PostgreSQL.
-    nul = find_nul(result, f".{instance_id}")
-    if nul:
-        raise _fail(row, nul, "NUL characters are not allowed here")
-    return _Evaluation(result["resolved"], bool(result.get("infra_failure", False)), result)
-
-
 def _is_file(path: Path) -> bool:
     # A 255-character id is a valid instance id but, with ".traj" added, longer than a file
     # name can be: no such file can exist, so there is none to find (not a crash).
@@ -254,7 +164,7 @@ def _is_file(path: Path) -> bool:
         raise
 
 
-def _trajectory_for(folder: Path | None, instance_id: str, row: _Row) -> TrajectoryRecord | None:
+def _trajectory_for(folder: Path | None, instance_id: str, row: JsonRow) -> TrajectoryRecord | None:
     if folder is None:
         return None
     # The id becomes part of a path: `..` or an absolute id (which replaces the folder) would
@@ -291,11 +201,20 @@ def _trajectory_for(folder: Path | None, instance_id: str, row: _Row) -> Traject
 
 
 def read_groups(
-    *, tasks_path: Path, systems: list[SystemSource], run: str, step: int
-) -> Iterator[GroupRecord | ImportProblem]:
-    """One group per instance that has at least one prediction, in task-file order."""
+    *,
+    tasks_path: Path,
+    systems: list[SystemSource],
+    run: str,
+    step: int,
+    reader: JsonReader | None = None,
+    notes: Iterable[ImportNote] = (),
+) -> Iterator[GroupRecord | ImportProblem | ImportNote]:
+    """One group per instance that has at least one prediction, in task-file order; then the
+    notes (repairs made, missing reports)."""
+    reader = reader or JsonReader()
+    yield from notes
     try:
-        tasks = read_tasks(tasks_path)
+        tasks = read_tasks(tasks_path, reader)
     except ImportProblemError as exc:
         yield exc.problem
         return
@@ -303,7 +222,7 @@ def read_groups(
     labels_seen: set[str] = set()
     for system in systems:
         try:
-            yield from _system_attempts(system, tasks, per_instance, labels_seen)
+            yield from _system_attempts(system, tasks, per_instance, labels_seen, reader)
         except ImportProblemError as exc:
             yield exc.problem
     for instance_id, attempts in per_instance.items():
@@ -319,6 +238,30 @@ def read_groups(
                 attempts=attempts,
                 metadata={"import": "swebench"},
             )
+    yield from reader.notes
+
+
+def _system_report(system: SystemSource, reader: JsonReader) -> Report | None:
+    run_level = read_report(system.report, reader) if system.report else None
+    if system.logs is None:
+        return run_level
+    return read_instance_logs(system.logs, reader).over(run_level)
+
+
+def _prediction_rows(path: Path, reader: JsonReader) -> Iterator[JsonRow]:
+    """Prediction records: one per line or array item, or the values of SWE-agent's
+    `preds.json`, an object keyed by instance id."""
+    for row in reader.rows(path):
+        value = row.value
+        if row.key_lines and isinstance(value, dict) and "instance_id" not in value:
+            for key, item in value.items():
+                if isinstance(item, dict) and "instance_id" not in item:
+                    item = {**item, "instance_id": key}
+                elif isinstance(item, dict) and item["instance_id"] != key:
+                    raise _fail(row, f".{key}.instance_id", f"is not the key it is under ({key!r})")
+                yield JsonRow(row.source, row.key_lines.get(key), f"$.{key}", item)
+            continue
+        yield row
 
 
 def _system_attempts(
@@ -326,14 +269,15 @@ def _system_attempts(
     tasks: dict[str, TaskRecord],
     per_instance: dict[str, list[AttemptRecord]],
     labels_seen: set[str],
+    reader: JsonReader,
 ) -> Iterator[ImportProblem]:
     if system.label is not None:
         problem = _text_problem(system.label, _MAX_NAME_CHARS)
         if problem:
             raise _fail(str(system.predictions), "--label", problem)
-    report = read_report(system.report) if system.report else None
+    report = _system_report(system, reader)
     seen_here: set[str] = set()
-    for row in read_records(system.predictions):
+    for row in _prediction_rows(system.predictions, reader):
         try:
             _prediction(row, system, tasks, per_instance, report, seen_here, labels_seen)
         except ImportProblemError as exc:
@@ -342,11 +286,11 @@ def _system_attempts(
 
 
 def _prediction(
-    row: _Row,
+    row: JsonRow,
     system: SystemSource,
     tasks: dict[str, TaskRecord],
     per_instance: dict[str, list[AttemptRecord]],
-    report: _Report | None,
+    report: Report | None,
     seen_here: set[str],
     labels_seen: set[str],
 ) -> None:
@@ -382,9 +326,9 @@ def _prediction(
     seen_here.add(key)
     evaluation = None
     if report is not None:
-        evaluation = report.evaluations.get(instance_id, report.default)
+        evaluation = report.get(instance_id)
         if evaluation is None:
-            raise _fail(row, ".instance_id", f"{system.report} has no result for {instance_id!r}")
+            raise _fail(row, ".instance_id", f"{report.source} has no result for {instance_id!r}")
     status = "infra_failed" if evaluation and evaluation.infra_failed else "valid"
     per_instance[instance_id].append(
         AttemptRecord(
@@ -393,6 +337,7 @@ def _prediction(
             test_reward=1.0 if evaluation and evaluation.resolved else 0.0,
             test_report=evaluation.report if evaluation else {},
             test_output=b"",
+            test_output_file=evaluation.test_output if evaluation else None,
             patch=_patch(row, "model_patch"),
             trajectory=_trajectory_for(system.trajectories, instance_id, row),
             num_turns=None,

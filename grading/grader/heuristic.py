@@ -125,6 +125,12 @@ class HeuristicBackend:
                 todo.append(
                     ("view_diff", {"candidate": args["candidate"], "start": int(m.group(1))})
                 )
+        if "view_reference_patch" in _trusted(st.user_text):
+            todo.append(("view_reference_patch", {}))
+        for name, _, content in st.results:
+            m = _NEXT_PAGE.search(_trusted(content)) if name == "view_reference_patch" else None
+            if m:
+                todo.append(("view_reference_patch", {"start": int(m.group(1))}))
         if st.has_repo:
             todo += [
                 ("read_file", {"tree": "base", "path": p})
@@ -165,7 +171,11 @@ class HeuristicBackend:
                 test_literals=test_lits,
                 test_paths=_test_files(st.user_text),
             )
-        return score_group(feats, self.rubric)
+        # The maintainers' fix says which files the problem lives in: a candidate touching
+        # them is not spreading beyond the task, whatever the other candidates did.
+        reference = [c for n, _, c in st.results if n == "view_reference_patch"]
+        reference_files = frozenset(parse_patch(_diff_text(reference)).files) if reference else None
+        return score_group(feats, self.rubric, reference_files=reference_files)
 
 
 def _test_files(user_text: str) -> set[str]:

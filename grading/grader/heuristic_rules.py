@@ -161,8 +161,18 @@ class _Evidence:
         )
 
 
-def score_group(feats: Mapping[str, Features], rubric: Rubric) -> dict[str, Any]:
-    """A complete gagar.verdict.v1 verdict (aliases) for the passing candidates in `feats`."""
+def score_group(
+    feats: Mapping[str, Features],
+    rubric: Rubric,
+    *,
+    reference_files: frozenset[str] | None = None,
+) -> dict[str, Any]:
+    """A complete gagar.verdict.v1 verdict (aliases) for the passing candidates in `feats`.
+
+    A file is "outside" when fewer than half the passing candidates touch it and, given the
+    task's reference solution, the reference does not touch it either; with a reference, a lone
+    passing candidate is judged against the reference alone.
+    """
     passing = [f for f in feats.values() if f.passed]
     median = statistics.median([f.size for f in passing]) if passing else 0
     err_median = statistics.median([len(f.error_events) for f in passing]) if passing else 0
@@ -172,9 +182,20 @@ def score_group(feats: Mapping[str, Features], rubric: Rubric) -> dict[str, Any]
             touched[path] = touched.get(path, 0) + 1
     ev = _Evidence()
     cands: dict[str, Any] = {}
+    ref = reference_files or frozenset()
     for f in sorted(passing, key=lambda x: x.alias):
-        outside = [p for p in f.core_files if len(passing) > 1 and touched[p] * 2 < len(passing)]
-        cands[f.alias] = _score_one(f, outside, max(median, 1), err_median, ev, rubric)
+        outside = [
+            p
+            for p in f.core_files
+            if p not in ref
+            and (
+                (len(passing) > 1 and touched[p] * 2 < len(passing))
+                or (len(passing) == 1 and bool(ref))
+            )
+        ]
+        cands[f.alias] = _score_one(
+            f, outside, max(median, 1), err_median, ev, rubric, with_reference=bool(ref)
+        )
     ordering = _rank(cands)
     ties: dict[tuple[int, int], list[str]] = {}
     for a in ordering:
@@ -191,7 +212,14 @@ def score_group(feats: Mapping[str, Features], rubric: Rubric) -> dict[str, Any]
 
 
 def _score_one(
-    f: Features, outside: list[str], median: float, err_median: float, ev: _Evidence, rubric: Rubric
+    f: Features,
+    outside: list[str],
+    median: float,
+    err_median: float,
+    ev: _Evidence,
+    rubric: Rubric,
+    *,
+    with_reference: bool = False,
 ) -> dict[str, Any]:
     s = dict.fromkeys(CRITERIA, 5)
     why: dict[str, list[str]] = {c: [] for c in CRITERIA}
@@ -224,7 +252,12 @@ def _score_one(
         lower(
             "unintended_side_effects",
             3 if len(outside) == 1 else 2,
-            f"touches files no other passing candidate needed: {', '.join(outside[:5])}",
+            (
+                "touches files neither the reference solution nor most passing candidates needed: "
+                if with_reference
+                else "touches files no other passing candidate needed: "
+            )
+            + ", ".join(outside[:5]),
             out_ev,
         )
         lower(

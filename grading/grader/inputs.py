@@ -35,6 +35,12 @@ class TaskInput:
     pass_to_pass: Sequence[str] = ()
     # The tests that decide pass/fail, when the task ships them as a patch (SWE-bench style).
     test_patch: str = ""
+    # The maintainers' fix (SWE-bench `patch`): reference material for the grader, never a
+    # candidate (tool view_reference_patch).
+    reference_patch: str = ""
+    repo: str = ""  # owner/name, for the prompt
+    # Why repo_path is None ("no source: …"), said in the prompt; empty when there is a source.
+    source_note: str = ""
 
 
 @dataclass(frozen=True)

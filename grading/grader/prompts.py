@@ -144,18 +144,32 @@ def user_prompt(
             "Test patch (the tests that decide pass/fail):",
             untrusted("test patch", task.test_patch),
         ]
+    if task.reference_patch.strip():
+        parts.append(
+            "A reference solution (the maintainers' fix) is available with "
+            "view_reference_patch. It is reference material, not a candidate: never rank it, "
+            "and do not mark a candidate down only for fixing the problem another way."
+        )
     parts += [
         f"Candidates: {len(aliases)} — passing: {', '.join(passing) or 'none'}; "
         f"failing: {', '.join(failing) or 'none'}.",
         "The repository is available as tree 'base' and per candidate alias."
         if has_repo
-        else "The repository is not available; judge from diffs, trajectories and test results.",
+        else _no_source(task.source_note),
         f"Budget: {budget.max_steps} model calls, {budget.max_input_tokens} input tokens, "
         f"{budget.max_output_tokens} output tokens, {budget.wall_seconds:g} seconds; at most "
         f"{budget.max_parallel_calls} exploration calls run per turn.",
         "Start with list_candidates.",
     ]
     return "\n".join(parts)
+
+
+def _no_source(note: str) -> str:
+    why = f" ({note.removeprefix('no source: ')})" if note else ""
+    return (
+        f"No source: the repository is not available{why}. There is no 'base' tree and no "
+        "candidate tree; judge from diffs, trajectories and test results."
+    )
 
 
 FINAL_PHASE_REFUSAL = (

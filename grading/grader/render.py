@@ -10,6 +10,8 @@ from typing import Any
 from grading.grader.inputs import Event
 
 OUTPUT_CAP = 12_000  # characters of untrusted content per tool result
+# The source label of the reference solution's block: what tells it apart from any candidate.
+REFERENCE_SOURCE = "reference solution (maintainers' fix, not a candidate)"
 _DELIM = re.compile(r"<(\s*/?\s*untrusted)", re.IGNORECASE)
 
 

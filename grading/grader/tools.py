@@ -230,6 +230,20 @@ class Toolbox:
             if file not in chunks:
                 raise ToolError(f"candidate {candidate}'s diff does not touch {file!r}")
             patch = chunks[file]
+        head = f"diff of candidate {candidate} (columns: pre line, post line | diff line)"
+        return self._paged_diff(head, f"candidate {candidate} diff", patch, start)
+
+    def _t_view_reference_patch(self, *, start: int = 1, entry: ToolLogEntry) -> str:
+        patch = self.group.task.reference_patch
+        if not patch.strip():
+            return "This task has no reference solution."
+        head = (
+            "reference solution: the maintainers' fix for this task. Reference material, not a "
+            "candidate (columns: pre line, post line | diff line)"
+        )
+        return self._paged_diff(head, render.REFERENCE_SOURCE, patch, start)
+
+    def _paged_diff(self, head: str, source: str, patch: str, start: int) -> str:
         lines = render.diff_with_gutter(patch)
         shown: list[str] = []
         size = 0
@@ -238,7 +252,6 @@ class Toolbox:
                 break
             shown.append(line)
             size += len(line) + 1
-        head = f"diff of candidate {candidate} (columns: pre line, post line | diff line)"
         note = ""
         last = start - 1 + len(shown)
         if last < len(lines):
@@ -246,9 +259,7 @@ class Toolbox:
                 f"\n[truncated: diff lines {start}-{last} of {len(lines)}; "
                 f"call again with start={last + 1}]"
             )
-        return (
-            head + "\n" + render.untrusted(f"candidate {candidate} diff", "\n".join(shown)) + note
-        )
+        return head + "\n" + render.untrusted(source, "\n".join(shown)) + note
 
     def _t_compare_diffs(self, *, a: str, b: str, entry: ToolLogEntry) -> str:
         self._cand(a), self._cand(b)

@@ -107,6 +107,13 @@ _SPECS = [
         "lines from start_line).",
         _obj(["candidate"], candidate=_ALIAS, start_line={"type": "integer", "minimum": 1}),
     ),
+    ToolSpec(
+        "view_reference_patch",
+        "Show the task's reference solution (the maintainers' fix), with pre/post line numbers. "
+        "Reference material, not a candidate: never rank it; a candidate may fix the problem "
+        "another way and still be best.",
+        _obj([], start={"type": "integer", "minimum": 1}),
+    ),
 ]
 
 RUN_CHECK = "run_check"

@@ -108,6 +108,10 @@ class GraderRun(models.Model):
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     # The prompt the loop really used (a configuration may name a superseded one).
     prompt_version = models.CharField(max_length=32, blank=True)
+    # Whether the grader had the repository (None until a worker ran it), and where from or why
+    # not: a run without source judged from diffs alone, which its verdict should be read with.
+    has_source = models.BooleanField(null=True, blank=True)
+    source_note = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

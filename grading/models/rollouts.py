@@ -14,6 +14,14 @@ from django.db.models import Q
 
 
 class Task(models.Model):
+    class Source(models.TextChoices):
+        """Whether the grader has the task's repository at its base commit (domain.repos)."""
+
+        UNCHECKED = "unchecked"
+        FOUND = "found"
+        NO_REPOSITORY = "no_repository", "no source: repository not found"
+        NO_COMMIT = "no_commit", "no source: base commit not found"
+
     external_id = models.CharField(max_length=255, unique=True)
     repo = models.CharField(max_length=255, help_text="owner/name of the repository")
     repo_url = models.CharField(
@@ -33,10 +41,33 @@ class Task(models.Model):
     )
     metadata = models.JSONField(default=dict, blank=True)
     content_hash = models.CharField(max_length=64)
+    # Where the source was found at import (a mirror from --repos or GAGAR_REPO_MIRRORS), or why
+    # not. Not part of the content: re-importing with --repos only updates these.
+    source_status = models.CharField(
+        max_length=16, choices=Source.choices, default=Source.UNCHECKED
+    )
+    source_path = models.CharField(max_length=1024, blank=True)
+    source_note = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(source_status__in=["unchecked", "found", "no_repository", "no_commit"]),
+                name="task_source_status_known",
+            ),
+            models.CheckConstraint(
+                condition=~Q(source_status="found") | ~Q(source_path=""),
+                name="task_source_found_has_path",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.external_id
+
+    @property
+    def has_source(self) -> bool:
+        return self.source_status == self.Source.FOUND
 
 
 class Run(models.Model):
@@ -239,7 +270,15 @@ class TrajectoryChunk(models.Model):
 
 
 class ApiToken(models.Model):
-    """A token for a training loop. Only its SHA-256 is stored; the secret is shown once."""
+    """A token for a training loop or a pipeline. Only its SHA-256 is stored; the secret is shown
+    once. It belongs to a staff or service account (never a reviewer: grading/services/tokens.py)
+    and carries scopes: `submit` (send groups, fetch their advantages), `read` (runs, grader runs,
+    verdicts, labels, advantages), `export` (the three exports)."""
+
+    class Scope(models.TextChoices):
+        SUBMIT = "submit", "submit groups and fetch their advantages"
+        READ = "read", "read runs, grader runs, verdicts, labels and advantages"
+        EXPORT = "export", "download the exports"
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
@@ -247,6 +286,7 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=12, help_text="First characters, to recognise a token.")
     key_hash = models.CharField(max_length=64, unique=True)
+    scopes = models.JSONField(default=list, help_text="Any of submit, read, export.")
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

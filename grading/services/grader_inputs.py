@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
-from pathlib import Path
 
 import httpx
 from django.conf import settings
 
+from grading.domain.candidates import distinct_patches
+from grading.domain.repos import NO_COMMIT, SourceLookup
 from grading.grader.backends.base import Backend
 from grading.grader.backends.registry import (
     BackendConfigError,
@@ -35,21 +36,11 @@ from grading.grader.inputs import (
 from grading.grader.sandbox.base import Sandbox, SandboxError
 from grading.grader.sandbox.docker_sandbox import DockerSandbox
 from grading.grader.sandbox.local import NOBODY, LocalSandbox, available_isolation
-from grading.models import Attempt, GraderConfig, Group, Trajectory
+from grading.models import Attempt, GraderConfig, Group, Task, Trajectory
 from grading.selectors import group_with_attempts, trajectory_events
+from grading.services.repo_sources import task_source_lookup
 
 logger = logging.getLogger(__name__)
-
-
-def local_repo_path(repo_url: str) -> Path | None:
-    """The task's repository as a path the workspace can clone, when it is a local git repo."""
-    if not repo_url or "://" in repo_url or repo_url.startswith("git@"):
-        return None
-    path = Path(repo_url.removeprefix("file:")).expanduser()
-    # A working copy has .git; a bare repository has HEAD and objects/ at its top.
-    if (path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir()):
-        return path
-    return None
 
 
 def _trajectory_reader(trajectory: Trajectory) -> Callable[[int, int], Sequence[Event]]:
@@ -78,22 +69,43 @@ def _candidate(attempt: Attempt) -> CandidateInput:
     )
 
 
+def candidate_attempts(attempts: Iterable[Attempt]) -> list[list[Attempt]]:
+    """The grader's candidates: attempts with byte-identical patches (and the same test
+    outcome) are one candidate; the first of each is the one shown, its grade goes to all."""
+    return distinct_patches(
+        attempts, lambda a: (a.patch_id, a.passed) if a.patch_id is not None else None
+    )
+
+
+def _prompt_source_note(task: Task, lookup: SourceLookup) -> str:
+    # What the grader is told: the kind of absence, not the grading host's folders.
+    if lookup.status == NO_COMMIT:
+        return f"base commit {task.base_commit or '(none)'} not found in {task.repo}"
+    return f"no local clone or mirror of {task.repo}"
+
+
 def group_input(*, group_id: int) -> GroupInput:
-    """The group as the loop sees it; infra-failed attempts are left out of everything (SPEC §4)."""
+    """The group as the loop sees it. Infra-failed attempts are left out of everything
+    (SPEC §4); identical patches are one candidate; `task.repo_path` is None (and
+    `task.source_note` says why) when no source was found."""
     group: Group = group_with_attempts(group_id=group_id)
     task = group.task
     attempts = [a for a in group.attempts.all() if a.status != Attempt.Status.INFRA_FAILED]
+    lookup = task_source_lookup(task=task)
     return GroupInput(
         task=TaskInput(
             problem_statement=task.problem_statement,
-            repo_path=local_repo_path(task.repo_url) if task.base_commit else None,
+            repo_path=lookup.path if lookup.found else None,
             base_commit=task.base_commit,
             test_command=task.test_command,
             fail_to_pass=list(task.fail_to_pass or []),
             pass_to_pass=list(task.pass_to_pass or []),
             test_patch=task.test_patch.text if task.test_patch is not None else "",
+            reference_patch=task.gold_patch.text if task.gold_patch is not None else "",
+            repo=task.repo,
+            source_note="" if lookup.found else _prompt_source_note(task, lookup),
         ),
-        candidates=[_candidate(a) for a in attempts],
+        candidates=[_candidate(unit[0]) for unit in candidate_attempts(attempts)],
     )
 
 

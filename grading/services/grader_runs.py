@@ -82,12 +82,13 @@ def _enqueue(run_id: int) -> None:
 
 
 def grader_runs_request(
-    *, groups: Iterable[Group], config: GraderConfig, replica: int = 0
+    *, groups: Iterable[Group], config: GraderConfig, replica: int = 0, enqueue: bool = True
 ) -> list[GraderRun]:
     """One run per group for (config, replica); existing runs are returned untouched.
 
-    New runs are sent to the `grading` queue once the transaction commits. A broker outage does
-    not undo the request: the reaper re-sends pending runs.
+    New runs are sent to the `grading` queue once the transaction commits (unless `enqueue` is
+    off: the caller executes them itself). A broker outage does not undo the request: the
+    reaper re-sends pending runs.
     """
     runs = []
     with transaction.atomic():
@@ -99,12 +100,12 @@ def grader_runs_request(
                 defaults={"heartbeat_at": timezone.now()},
             )
             runs.append(run)
-            if created:
+            if created and enqueue:
                 transaction.on_commit(partial(_enqueue, run.pk), robust=True)
     return runs
 
 
-def grader_runs_regrade(*, runs: Iterable[GraderRun]) -> list[GraderRun]:
+def grader_runs_regrade(*, runs: Iterable[GraderRun], enqueue: bool = True) -> list[GraderRun]:
     """ "Grade again": a failed run is reset and re-sent; a succeeded one gets a new replica
     (its verdict is kept for stability studies); an unfinished one is re-sent."""
     out: list[GraderRun] = []
@@ -113,7 +114,9 @@ def grader_runs_regrade(*, runs: Iterable[GraderRun]) -> list[GraderRun]:
             top = GraderRun.objects.filter(
                 group_id=run.group_id, config_id=run.config_id
             ).aggregate(top=Max("replica"))["top"]
-            out += grader_runs_request(groups=[run.group], config=run.config, replica=top + 1)
+            out += grader_runs_request(
+                groups=[run.group], config=run.config, replica=top + 1, enqueue=enqueue
+            )
             continue
         with transaction.atomic():
             if run.status == Status.FAILED:
@@ -125,7 +128,8 @@ def grader_runs_regrade(*, runs: Iterable[GraderRun]) -> list[GraderRun]:
                     heartbeat_at=timezone.now(),
                     finished_at=None,
                 )
-            transaction.on_commit(partial(_enqueue, run.pk), robust=True)
+            if enqueue:
+                transaction.on_commit(partial(_enqueue, run.pk), robust=True)
         out.append(run)
     return out
 
@@ -223,12 +227,18 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
     except (BackendConfigError, ValueError, TypeError, RuntimeError) as exc:
         _finish_failed(run_id, delivery, f"configuration: {exc}")
         return
+    group = group_input(group_id=run.group_id)
+    source = (
+        (True, str(group.task.repo_path))
+        if group.task.repo_path is not None
+        else (False, f"no source: {group.task.source_note}")
+    )
     beat = _Heartbeat(run_id, delivery, settings.GAGAR_GRADER_HEARTBEAT_S)
     beat.start()
     started = time.monotonic()
     try:
         outcome = run_grader(
-            group_input(group_id=run.group_id),
+            group,
             backend,
             sandbox=sandbox,
             rubric=rubric,
@@ -261,6 +271,7 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
         latency_s=round(time.monotonic() - started, 3),
         prompt_version=version,
         priced=pricing.known,
+        source=source,
     )
 
 
@@ -286,22 +297,31 @@ def grader_run_fail(*, run_id: int, reason: str) -> bool:
 
 
 def _grades(run: GraderRun, verdict: dict[str, object]) -> list[CandidateGrade]:
-    passing = set(
+    """One grade per valid passing attempt the verdict judged: a candidate's grade goes to
+    every passing attempt with the same patch (the grader saw them as one candidate)."""
+    passing = dict(
         Attempt.objects.filter(
             group_id=run.group_id, status=Attempt.Status.VALID, test_reward__gt=0
-        ).values_list("pk", flat=True)
+        ).values_list("pk", "patch_id")
     )
     candidates = verdict.get("candidates")
     assert isinstance(candidates, dict)
+    keys = {int(k) for k in candidates if k.isdigit()}
     rows = []
     for key, cand in candidates.items():
         # Only valid passing attempts are ranked; failed ones were context.
         if not key.isdigit() or int(key) not in passing or cand.get("tier") is None:
             continue
-        rows.append(
+        patch = passing[int(key)]
+        sharing = [
+            pk
+            for pk, p in passing.items()
+            if pk == int(key) or (patch is not None and p == patch and pk not in keys)
+        ]
+        rows += [
             CandidateGrade(
                 run=run,
-                attempt_id=int(key),
+                attempt_id=attempt_id,
                 tier=cand["tier"],
                 rank_in_tier=cand["rank_in_tier"],
                 weighted_score=cand["weighted_score"],
@@ -310,7 +330,8 @@ def _grades(run: GraderRun, verdict: dict[str, object]) -> list[CandidateGrade]:
                 exploit_suspected=bool(cand.get("exploit_suspected")),
                 summary=cand.get("summary", ""),
             )
-        )
+            for attempt_id in sharing
+        ]
     return rows
 
 
@@ -322,6 +343,7 @@ def _finish(
     latency_s: float,
     prompt_version: str,
     priced: bool,
+    source: tuple[bool, str],
 ) -> None:
     # The run may have kept this connection idle for many minutes: reconnect if the server
     # dropped it (never inside a caller's transaction, e.g. a test's).
@@ -346,6 +368,7 @@ def _finish(
         run.prompt_version = prompt_version
         run.alias_map = outcome.alias_map
         run.problems = [str(p) for p in outcome.problems]
+        run.has_source, run.source_note = source
         if outcome.status == "ok" and outcome.verdict is not None:
             run.status, run.verdict, run.failure_reason = Status.SUCCEEDED, outcome.verdict, ""
             CandidateGrade.objects.bulk_create(_grades(run, outcome.verdict), ignore_conflicts=True)

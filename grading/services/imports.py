@@ -7,8 +7,9 @@ transaction is rolled back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from django.db import IntegrityError, transaction
@@ -17,16 +18,21 @@ from grading.domain.compression import compress
 from grading.domain.records import (
     AttemptRecord,
     GroupRecord,
+    ImportNote,
     ImportProblem,
     ImportProblemError,
     PatchRecord,
     TaskRecord,
 )
+from grading.domain.repos import NO_FOLDERS
 from grading.models import Attempt, Group, Patch, PatchFile, Run, Step, Task
+from grading.services.repo_sources import task_source_check
 from grading.services.trajectories import trajectory_store
 
 Outcome = Literal["created", "unchanged", "replaced"]
 MAX_REPORTED_PROBLEMS = 200
+NO_PASSING = "0 passing attempts"
+MAX_LISTED = 10
 
 
 @dataclass
@@ -43,7 +49,14 @@ class GroupResult:
 class ImportReport:
     results: list[GroupResult] = field(default_factory=list)
     problems: list[ImportProblem] = field(default_factory=list)
+    notes: list[ImportNote] = field(default_factory=list)
     attempts_created: int = 0
+    # Over every group read (written, unchanged or replaced): what the grader will have.
+    attempts_read: int = 0
+    attempts_passing: int = 0
+    # Tasks the grader will have no repository for: external id -> why; and those it will.
+    no_source: dict[str, str] = field(default_factory=dict)
+    with_source: set[str] = field(default_factory=set)
     rolled_back: bool = False
 
     def count(self, outcome: Outcome) -> int:
@@ -62,7 +75,36 @@ class ImportReport:
             head = f"nothing written ({len(self.problems)} problems; the file is all-or-nothing)"
         elif self.problems:
             head += f"; {len(self.problems)} groups skipped"
-        return head
+        lines = [head]
+        if not self.rolled_back and self.attempts_read:
+            lines.append(f"{self.attempts_passing} of {self.attempts_read} attempts pass")
+        if not self.rolled_back and (self.no_source or self.with_source):
+            lines.append(
+                f"repository source: {len(self.with_source)} tasks found, "
+                f"{len(self.no_source)} no source"
+            )
+            shown = list(self.no_source.items())
+            if shown and all(NO_FOLDERS in why for _, why in shown):
+                # One reason for all: said once.
+                lines[-1] += f" ({NO_FOLDERS}: --repos DIR or GAGAR_REPO_MIRRORS)"
+                shown = []
+            lines += [f"  no source: {task}: {why}" for task, why in shown[:MAX_LISTED]]
+            if len(shown) > MAX_LISTED:
+                lines.append(f"  … and {len(shown) - MAX_LISTED} more (see the admin)")
+        lines += [f"warning: {w}" for w in self.warnings()]
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def note_source(self, task: Task) -> None:
+        if task.has_source:
+            self.with_source.add(task.external_id)
+        else:
+            self.no_source[task.external_id] = task.source_note
+
+    def warnings(self) -> list[str]:
+        if self.rolled_back or not self.attempts_read or self.attempts_passing:
+            return []
+        return [f"{NO_PASSING}: nothing will be graded (no report, or no attempt resolved)"]
 
 
 class ImportFailedError(Exception):
@@ -77,25 +119,40 @@ class _Conflict(Exception):
 
 def groups_import(
     *,
-    records: Iterable[GroupRecord | ImportProblem],
+    records: Iterable[GroupRecord | ImportProblem | ImportNote],
     partial: bool = False,
     replace: bool = False,
-    on_group: Callable[[GroupRecord | ImportProblem], None] | None = None,
+    require_passing: bool = False,
+    repo_folders: Sequence[Path] = (),
+    on_group: Callable[[GroupRecord | ImportProblem | ImportNote], None] | None = None,
 ) -> ImportReport:
-    """Write every record. Unless partial, any problem raises ImportFailedError, writing nothing."""
+    """Write every record. Unless partial, any problem raises ImportFailedError, writing nothing.
+
+    With `require_passing`, an import in which no attempt passes is a problem too (whatever
+    `partial` says): there would be nothing to grade.
+    """
     report = ImportReport()
     with transaction.atomic():
         for item in records:
             if on_group:
                 on_group(item)
+            if isinstance(item, ImportNote):
+                report.notes.append(item)
+                continue
             if isinstance(item, ImportProblem):
                 _note(report, item)
                 continue
+            report.attempts_read += len(item.attempts)
+            report.attempts_passing += sum(
+                1 for a in item.attempts if a.status == Attempt.Status.VALID and a.test_reward > 0
+            )
             if report.problems and not partial:
                 continue  # keep reading to report every problem; write nothing more
             try:
                 with transaction.atomic():
-                    result, attempts = group_write(record=item, replace=replace)
+                    result, attempts = group_write(
+                        record=item, replace=replace, repo_folders=repo_folders, report=report
+                    )
             except ImportProblemError as exc:
                 _note(report, exc.problem)
                 continue
@@ -107,6 +164,18 @@ def groups_import(
                 continue
             report.results.append(result)
             report.attempts_created += attempts
+        if require_passing and not report.attempts_passing:
+            _note(
+                report,
+                ImportProblem(
+                    "",
+                    None,
+                    "",
+                    f"{NO_PASSING} in {report.attempts_read} attempts read: nothing would be "
+                    "graded (--require-passing)",
+                ),
+            )
+            partial = False
         if report.problems and not partial:
             report.rolled_back = True
             report.attempts_created = 0
@@ -122,10 +191,19 @@ def _note(report: ImportReport, problem: ImportProblem) -> None:
         report.problems.append(problem)
 
 
-def group_write(*, record: GroupRecord, replace: bool) -> tuple[GroupResult, int]:
+def group_write(
+    *,
+    record: GroupRecord,
+    replace: bool,
+    repo_folders: Sequence[Path] = (),
+    report: ImportReport | None = None,
+) -> tuple[GroupResult, int]:
     run, _ = Run.objects.get_or_create(name=record.run)
     step, _ = Step.objects.get_or_create(run=run, number=record.step)
     task = _task_for(record, replace=replace)
+    task_source_check(task=task, folders=repo_folders)
+    if report is not None:
+        report.note_source(task)
     content_hash = record.content_hash
     outcome: Outcome = "created"
     existing = Group.objects.filter(step=step, task=task).first()
@@ -210,6 +288,9 @@ def _task_values(spec: TaskRecord) -> dict[str, object]:
         "gold_patch": patches[spec.gold_patch.stats.sha256] if spec.gold_patch else None,
         "metadata": spec.metadata,
         "content_hash": spec.content_hash,
+        # New content may name another repository or commit: looked up again after the write.
+        "source_status": Task.Source.UNCHECKED,
+        "source_path": "",
     }
 
 
@@ -282,6 +363,7 @@ def _attempts_write(group: Group, record: GroupRecord) -> int:
 def _attempt_row(
     group: Group, index: int, spec: AttemptRecord, patches: dict[str, Patch]
 ) -> Attempt:
+    test_output = spec.read_test_output()
     return Attempt(
         group=group,
         external_id=spec.external_id,
@@ -289,8 +371,8 @@ def _attempt_row(
         status=spec.status,
         test_reward=spec.test_reward,
         test_report=spec.test_report,
-        test_output_z=compress(spec.test_output) if spec.test_output else b"",
-        test_output_size=len(spec.test_output),
+        test_output_z=compress(test_output) if test_output else b"",
+        test_output_size=len(test_output),
         patch=patches[spec.patch.stats.sha256] if spec.patch else None,
         num_turns=spec.num_turns,
         tokens_in=spec.tokens_in,

@@ -31,7 +31,9 @@ from review.stats import (
     confusion_matrix,
     criterion_kappas_with_ci,
     headline_with_ci,
+    kappa_with_ci,
     krippendorff_alpha_ordinal,
+    rating_pairs,
     weighted_kappa,
 )
 
@@ -146,6 +148,23 @@ def _criteria(frame: Frame, view: GraderView, n_resamples: int) -> list[dict[str
     ]
 
 
+def _human_kappa(frame: Frame, n_resamples: int) -> tuple[dict[str, Any], int]:
+    """Quadratic κ between reviewers on tiers: Cohen's κ of two reviewers, pooled over reviewer
+    pairs when there are more ("exploit" labels have no tier and drop out), CI resampling tasks.
+    """
+    a, b, pos = rating_pairs(frame.lab_pos, frame.lab_reviewer, frame.lab_tier)
+    _, pair_task = np.unique(frame.task[pos], return_inverse=True)
+    ci = kappa_with_ci(
+        a=a,
+        b=b,
+        item_task=pair_task.astype(np.int64),
+        n_resamples=n_resamples,
+        confidence=CONFIDENCE,
+        seed=SEED,
+    )
+    return ci_json(ci), int(a.size)
+
+
 def _reasons(sl: _Slice, view: GraderView) -> dict[str, str]:
     """Why a headline number is undefined, in words for the page."""
     f, out = sl.frame, {}
@@ -160,6 +179,8 @@ def _reasons(sl: _Slice, view: GraderView) -> dict[str, str]:
         out["kappa"] = "no candidate both graded and reviewed"
     elif math.isnan(kappa):
         out["kappa"] = "undefined: grader and humans each used a single tier"
+    if len(f.reviewers) < 2:
+        out["kappa_humans"] = f"needs two reviewers (this slice has {len(f.reviewers)})"
     return out
 
 
@@ -180,6 +201,12 @@ def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int
         notes.append("A single reviewer: agreement among humans needs at least two.")
     if selected is None:
         notes.append("No succeeded grader run in this slice: grader statistics are empty.")
+    n_imported = int(frame.lab_imported.sum())
+    if n_imported:
+        notes.append(
+            f"{n_imported} of the {frame.lab_pos.size} reviews were imported from elsewhere: "
+            "they record no time to find issues and no fix requests (absent, not zero)."
+        )
 
     per_config = []
     for cid in by_count:
@@ -206,6 +233,7 @@ def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int
             for k in humans_only
         }
     headline["alpha_humans"] = humans_only["alpha_humans"]
+    headline["kappa_humans"], n_pairs = _human_kappa(frame, n_resamples)
 
     by_step = []
     for s, (run, step) in enumerate(frame.steps):
@@ -239,8 +267,11 @@ def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int
         "filters": filters,
         "n_resamples": n_resamples,
         "confidence": CONFIDENCE,
+        # What a candidate is in every count and statistic below (Filters.unit).
+        "unit": frame.unit,
         "counts": {
             "candidates": frame.n,
+            "human_pairs": n_pairs,
             "reviewed": int(reviewed.sum()),
             "reviews": int(frame.lab_pos.size),
             "reviewers": len(frame.reviewers),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from grading.services.exports import FORMATS, ExportResult, Format
 from grading.services.exports import _Writer as TableWriter
 from review.analytics.filters import Filters
 from review.analytics.labels import labels_refresh, labels_stale
+from review.analytics.sharing import fan_out
 from review.models import (
     Assignment,
     CalibratedLabel,
@@ -82,9 +82,8 @@ def reviewer_pseudonym(user_id: int) -> str:
     return "r_" + digest.hexdigest()[:12]
 
 
-def attempt_batches(filters: Filters, size: int) -> Iterator[list[Any]]:
-    """Keyset pagination by attempt id over the filtered groups: one query per batch."""
-    qs = Attempt.objects.filter(filters.group_q("group__")).values(
+def _attempt_values(filters: Filters) -> Any:
+    return Attempt.objects.filter(filters.group_q("group__")).values(
         "id",
         "external_id",
         "index",
@@ -95,6 +94,11 @@ def attempt_batches(filters: Filters, size: int) -> Iterator[list[Any]]:
         "group__step__number",
         "group__task__external_id",
     )
+
+
+def attempt_batches(filters: Filters, size: int) -> Iterator[list[Any]]:
+    """Keyset pagination by attempt id over the filtered groups: one query per batch."""
+    qs = _attempt_values(filters)
     last = 0
     while True:
         batch = list(qs.filter(pk__gt=last).order_by("pk")[:size])
@@ -105,37 +109,50 @@ def attempt_batches(filters: Filters, size: int) -> Iterator[list[Any]]:
 
 
 def _humans(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]:
-    q = Q(candidate__attempt_id__in=ids, candidate__assignment__status=Assignment.Status.SUBMITTED)
-    if filters.campaign is not None:
-        q &= Q(candidate__assignment__campaign_id=filters.campaign)
-    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for attempt_id, reviewer, tier, rank in (
-        Label.objects.filter(q)
-        .exclude(tier="")
-        .order_by("candidate__assignment__reviewer_id")
-        .values_list(
-            "candidate__attempt_id", "candidate__assignment__reviewer_id", "tier", "rank_in_tier"
+    def fetch(wanted: set[int]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        q = Q(
+            candidate__attempt_id__in=wanted,
+            candidate__assignment__status=Assignment.Status.SUBMITTED,
         )
-    ):
-        out[attempt_id].append(
-            {"reviewer": reviewer_pseudonym(reviewer), "tier": tier, "rank_in_tier": rank}
-        )
-    return out
+        if filters.campaign is not None:
+            q &= Q(candidate__assignment__campaign_id=filters.campaign)
+        for attempt_id, assignment_id, reviewer, tier, rank in (
+            Label.objects.filter(q)
+            .exclude(tier="")
+            .order_by("candidate__assignment__reviewer_id", "pk")
+            .values_list(
+                "candidate__attempt_id",
+                "candidate__assignment_id",
+                "candidate__assignment__reviewer_id",
+                "tier",
+                "rank_in_tier",
+            )
+        ):
+            yield (
+                attempt_id,
+                assignment_id,
+                {"reviewer": reviewer_pseudonym(reviewer), "tier": tier, "rank_in_tier": rank},
+            )
+
+    # A label of a patch is a label of every attempt that submitted it.
+    return fan_out(attempt_ids=ids, fetch=fetch)
 
 
 def _adjudications(ids: list[int], filters: Filters) -> dict[int, Disagreement]:
-    q = Q(candidate__attempt_id__in=ids, status=Disagreement.Status.RESOLVED)
-    if filters.campaign is not None:
-        q &= Q(candidate__assignment__campaign_id=filters.campaign)
-    latest: dict[int, Disagreement] = {}
-    for flag in (
-        Disagreement.objects.filter(q)
-        .select_related("candidate")
-        .order_by("resolved_at", "pk")
-        .only("resolution", "adjudicated_tier", "resolved_at", "candidate__attempt_id")
-    ):
-        latest[flag.candidate.attempt_id] = flag
-    return latest
+    def fetch(wanted: set[int]) -> Iterator[tuple[int, int, Disagreement]]:
+        q = Q(candidate__attempt_id__in=wanted, status=Disagreement.Status.RESOLVED)
+        if filters.campaign is not None:
+            q &= Q(candidate__assignment__campaign_id=filters.campaign)
+        for flag in (
+            Disagreement.objects.filter(q)
+            .select_related("candidate")
+            .order_by("resolved_at", "pk")
+            .only("resolution", "adjudicated_tier", "resolved_at", "candidate__attempt_id")
+        ):
+            # Keyed by flag, not assignment: every flag counts, the latest wins below.
+            yield flag.candidate.attempt_id, flag.pk, flag
+
+    return {aid: flags[-1] for aid, flags in fan_out(attempt_ids=ids, fetch=fetch).items()}
 
 
 def _rows(
@@ -207,6 +224,26 @@ def _grades_for(run_ids: set[int], attempt_ids: list[int]) -> Any:
     )
 
 
+def _fits(config: GraderConfig | None) -> list[CalibrationFit | None]:
+    fits_qs = CalibrationFit.objects.select_related("config").order_by("config__name")
+    if config is not None:
+        fits_qs = fits_qs.filter(config=config)
+    return list(fits_qs) or [None]
+
+
+def labels_page(
+    *, filters: Filters, config: GraderConfig | None, offset: int, limit: int
+) -> tuple[int, list[dict[str, Any]]]:
+    """One page of label rows (the export's rows) over attempts in id order, and the number of
+    attempts matching: for the API's paginated list. Refreshes consensus and calibration first
+    when the data changed, as the export does."""
+    if labels_stale():
+        labels_refresh()
+    qs = _attempt_values(filters).order_by("pk")
+    batch = list(qs[offset : offset + limit])
+    return qs.count(), _rows(batch, _fits(config), filters)
+
+
 def labels_export(
     *,
     fmt: Format,
@@ -222,10 +259,7 @@ def labels_export(
     filters = filters or Filters()
     if labels_stale():
         labels_refresh()
-    fits_qs = CalibrationFit.objects.select_related("config").order_by("config__name")
-    if config is not None:
-        fits_qs = fits_qs.filter(config=config)
-    fits: list[CalibrationFit | None] = list(fits_qs) or [None]
+    fits = _fits(config)
     out_dir.mkdir(parents=True, exist_ok=True)
     writer = TableWriter(out_dir / f"labels.{fmt}", fmt, LABEL_COLUMNS, schema=LABEL_SCHEMA)
     counts = {"rows": 0, "attempts": 0, "reviewed_attempts": 0, "calibrated_rows": 0}

@@ -16,6 +16,11 @@ from grading.models import GraderConfig, Run, Step, Task
 from review.models import Assignment, Campaign
 
 N_RESAMPLES = 2000
+# What agreement statistics count: one candidate per distinct patch of a group (the default;
+# identical patches were judged once) or every passing attempt (a label fans out to each).
+UNIT_PATCH = "patch"
+UNIT_ATTEMPT = "attempt"
+UNITS = {UNIT_PATCH: "distinct patches", UNIT_ATTEMPT: "attempts"}
 
 
 def _int(value: str | None) -> int | None:
@@ -32,6 +37,7 @@ class Filters:
     campaign: int | None = None
     config: int | None = None
     reviewer: int | None = None
+    unit: str = UNIT_PATCH
 
     @classmethod
     def from_query(cls, query: Mapping[str, str]) -> tuple[Filters, list[str]]:
@@ -47,7 +53,16 @@ class Filters:
             except ValueError:
                 errors.append(f"{name} must be a whole number")
                 values[name] = None
+        unit = (query.get("unit") or "").strip() or UNIT_PATCH
+        if unit not in UNITS:
+            errors.append(f"unit must be one of {', '.join(UNITS)}")
+            unit = UNIT_PATCH
+        values["unit"] = unit
         return cls(**values), errors
+
+    @property
+    def unit_label(self) -> str:
+        return UNITS[self.unit]
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -56,7 +71,14 @@ class Filters:
         from urllib.parse import urlencode
 
         items = {**self.as_json(), **override}
-        return urlencode({k: v for k, v in items.items() if v is not None})
+        # The default unit stays out of links, so existing links keep meaning the same slice.
+        return urlencode(
+            {
+                k: v
+                for k, v in items.items()
+                if v is not None and not (k == "unit" and v == UNIT_PATCH)
+            }
+        )
 
     def group_q(self, prefix: str = "") -> Q:
         """Q restricting groups (under `prefix`, e.g. "attempt__group__") by run, step, repo and
@@ -107,7 +129,7 @@ def filter_options() -> FilterOptions:
         runs=list(Run.objects.order_by("name").values_list("name", flat=True)),
         steps=list(Step.objects.order_by("number").values_list("number", flat=True).distinct()),
         repos=list(Task.objects.order_by("repo").values_list("repo", flat=True).distinct()),
-        campaigns=list(Campaign.objects.order_by("name").values_list("id", "name")),
+        campaigns=[(c.pk, c.display_name) for c in Campaign.objects.order_by("name")],
         configs=list(GraderConfig.objects.order_by("name").values_list("id", "name")),
         reviewers=list(
             user_model.objects.filter(pk__in=reviewer_ids)

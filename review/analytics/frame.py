@@ -1,9 +1,14 @@
 """Selectors: the rows behind the dashboards, read once into flat numpy arrays.
 
-A `Frame` holds, for one filter slice, every candidate (valid passing attempt), every submitted
-human label on them, every grade of every succeeded grader run on them, and the run-level rows
-(λ audit, attempt statuses). Seven queries, each `values_list` (no model instances), so 160,000
-candidates × 3 reviews load in seconds; `review.stats` then works on the arrays.
+A `Frame` holds, for one filter slice, every candidate, every submitted human label on them,
+every grade of every succeeded grader run on them, and the run-level rows (λ audit, attempt
+statuses). Seven queries, each `values_list` (no model instances), so 160,000 candidates × 3
+reviews load in seconds; `review.stats` then works on the arrays.
+
+A candidate is, by default, one distinct patch of a group (`Filters.unit == "patch"`): attempts
+with byte-identical patches were judged once, by reviewers and by the grader, so counting each
+would count one judgement several times. With `unit == "attempt"` a candidate is each valid
+passing attempt, and a judgement of a patch fans out to every attempt that submitted it.
 """
 
 from __future__ import annotations
@@ -16,9 +21,10 @@ import numpy as np
 import numpy.typing as npt
 from django.db.models import Count, Min
 
+from grading.domain.candidates import distinct_patches
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderRun, GroupAdvantages
-from review.analytics.filters import Filters
-from review.models import Assignment, FixRequest, Label
+from review.analytics.filters import UNIT_PATCH, Filters
+from review.models import Assignment, Campaign, FixRequest, Label
 from review.models.labels import CRITERIA
 
 FloatArray = npt.NDArray[np.float64]
@@ -32,7 +38,8 @@ EXPLOIT_KEY_TIER = 4
 
 @dataclass
 class Frame:
-    # Candidates (n): valid passing attempts of the groups in the slice.
+    # Candidates (n): distinct patches (or valid passing attempts) of the groups in the slice;
+    # `attempt` is the attempt shown for a patch (its first by index).
     attempt: IntArray
     group: IntArray
     task: IntArray  # dense 0-based task index: the bootstrap's resampling unit
@@ -49,6 +56,8 @@ class Frame:
     lab_mergeable: BoolArray
     lab_fix_requests: IntArray
     lab_first_issue_s: FloatArray  # NaN when no fix request
+    # Reviews imported from elsewhere: no timing and no fix requests were recorded.
+    lab_imported: BoolArray
     reviewers: list[int]
     # Grades (k): one per (succeeded run, candidate).
     gr_pos: IntArray
@@ -65,6 +74,7 @@ class Frame:
     # (config, params hash, run, step, capped, mean shift, λ raw or None)
     lambda_rows: list[tuple[int, str, str, int, bool, float, float | None]]
     status_counts: list[tuple[str, int, str, int]]
+    unit: str = UNIT_PATCH
 
     @property
     def n(self) -> int:
@@ -84,14 +94,30 @@ def _score(value: Any) -> float:
 
 def load_frame(filters: Filters) -> Frame:
     group_q = filters.group_q("group__")
-    cand = list(
+    passing = list(
         Attempt.objects.filter(group_q, status=Attempt.Status.VALID, test_reward__gt=0)
         .order_by("group_id", "index")
         .values_list(
-            "id", "group_id", "group__task_id", "group__step__run__name", "group__step__number"
+            "id",
+            "group_id",
+            "group__task_id",
+            "group__step__run__name",
+            "group__step__number",
+            "patch_id",
         )
     )
+    # Attempts of a group with the same patch: one unit (a candidate, or a fan-out set).
+    units = distinct_patches(passing, lambda r: (r[1], r[5]) if r[5] is not None else None)
+    unit_of = {row[0]: u for u, members in enumerate(units) for row in members}
+    by_patch = filters.unit == UNIT_PATCH
+    cand = [members[0] for members in units] if by_patch else passing
     pos_of = {row[0]: i for i, row in enumerate(cand)}
+    # Where a judgement of an attempt lands: its patch's one candidate, or every attempt with it.
+    targets: dict[int, list[int]] = (
+        {a: [pos_of[units[u][0][0]]] for a, u in unit_of.items()}
+        if by_patch
+        else {a: [pos_of[r[0]] for r in units[u]] for a, u in unit_of.items()}
+    )
     tasks: dict[int, int] = {}
     steps: dict[tuple[str, int], int] = {}
     for row in cand:
@@ -118,23 +144,39 @@ def load_frame(filters: Filters) -> Frame:
             n=Count("id"), first=Min("active_ms_before")
         )
     }
+    imported = set(
+        Campaign.objects.filter(origin=Campaign.Origin.IMPORTED).values_list("pk", flat=True)
+    )
     reviewers: dict[int, int] = {}
     lab: list[tuple[Any, ...]] = []
+    # (pos, assignment) -> whether the label kept there is that attempt's own.
+    taken: dict[tuple[int, int], bool] = {}
     for row in labels_qs.values_list(
         "candidate__attempt_id",
         "candidate__assignment__reviewer_id",
         "candidate_id",
+        "candidate__assignment__campaign_id",
+        "candidate__assignment_id",
         "tier",
         "rank_in_tier",
         "mergeability",
         *CRITERIA,
     ).order_by("candidate__assignment__submitted_at", "id"):
-        pos = pos_of.get(row[0])
-        if pos is None:
-            continue  # labelled attempt no longer a valid passer (e.g. exploit confirmed later)
-        rev = reviewers.setdefault(row[1], len(reviewers))
-        n_fix, first_ms = fixes.get(row[2], (0, None))
-        lab.append((pos, rev, row[3], row[4], row[5], row[6:], n_fix, first_ms))
+        # A labelled attempt that is no longer a valid passer (e.g. exploit confirmed later)
+        # has no target.
+        for pos in targets.get(row[0], []):
+            # One label per assignment and candidate: an assignment made before identical
+            # patches were one candidate may hold a label on each; the candidate's own counts.
+            own = int(cand[pos][0]) == row[0]
+            key = (pos, row[4])
+            if key in taken and (taken[key] or not own):
+                continue
+            if key in taken:
+                lab = [x for x in lab if (x[0], x[8]) != key]
+            taken[key] = own
+            rev = reviewers.setdefault(row[1], len(reviewers))
+            n_fix, first_ms = fixes.get(row[2], (0, None))
+            lab.append((pos, rev, row[5], row[6], row[7], row[8:], n_fix, first_ms, row[4], row[3]))
 
     grades = list(
         CandidateGrade.objects.filter(
@@ -151,7 +193,19 @@ def load_frame(filters: Filters) -> Frame:
             "scores",
         )
     )
-    grades = [g for g in grades if g[0] in pos_of]
+    # A grade lands on its attempt's candidate, once per (run, candidate): the candidate's own
+    # grade where there is one (runs made before identical patches were one candidate graded
+    # each attempt). Counting attempts, each attempt has its own grade (fanned out when written).
+    chosen: dict[tuple[int, int], tuple[bool, tuple[Any, ...]]] = {}
+    for g in grades:
+        for pos in targets.get(g[0], []):
+            own = int(cand[pos][0]) == g[0]
+            if not (by_patch or own):
+                continue
+            key = (g[1], pos)
+            if key not in chosen or (own and not chosen[key][0]):
+                chosen[key] = (own, g)
+    graded = [(pos, chosen[(run, pos)][1]) for run, pos in sorted(chosen, key=lambda k: k[::-1])]
     lambda_rows = list(
         GroupAdvantages.objects.filter(filters.group_q("group__")).values_list(
             "config_id",
@@ -188,21 +242,23 @@ def load_frame(filters: Filters) -> Frame:
         lab_mergeable=_arr([r[4] == Label.Mergeability.AS_IS for r in lab], np.bool_),
         lab_fix_requests=_arr([r[6] for r in lab], np.int64),
         lab_first_issue_s=_arr([np.nan if r[7] is None else r[7] / 1000 for r in lab], np.float64),
+        lab_imported=_arr([r[9] in imported for r in lab], np.bool_),
         reviewers=list(reviewers),
-        gr_pos=_arr([pos_of[g[0]] for g in grades], np.int64),
-        gr_run=_arr([g[1] for g in grades], np.int64),
-        gr_config=_arr([g[2] for g in grades], np.int64),
-        gr_replica=_arr([g[3] for g in grades], np.int64),
+        gr_pos=_arr([pos for pos, _ in graded], np.int64),
+        gr_run=_arr([g[1] for _, g in graded], np.int64),
+        gr_config=_arr([g[2] for _, g in graded], np.int64),
+        gr_replica=_arr([g[3] for _, g in graded], np.int64),
         gr_finished=_arr(
-            [g[4].timestamp() if g[4] is not None else -np.inf for g in grades], np.float64
+            [g[4].timestamp() if g[4] is not None else -np.inf for _, g in graded], np.float64
         ),
-        gr_tier=_arr([g[5] for g in grades], np.float64),
-        gr_rank=_arr([g[6] for g in grades], np.float64),
-        gr_score=_arr([g[7] for g in grades], np.float64),
+        gr_tier=_arr([g[5] for _, g in graded], np.float64),
+        gr_rank=_arr([g[6] for _, g in graded], np.float64),
+        gr_score=_arr([g[7] for _, g in graded], np.float64),
         gr_scores=np.array(
-            [[_score((g[8] or {}).get(c)) for c in CRITERIA] for g in grades], dtype=np.float64
-        ).reshape(len(grades), len(CRITERIA)),
+            [[_score((g[8] or {}).get(c)) for c in CRITERIA] for _, g in graded], dtype=np.float64
+        ).reshape(len(graded), len(CRITERIA)),
         configs=dict(GraderConfig.objects.values_list("id", "name")),
         lambda_rows=lambda_rows,
         status_counts=status_counts,
+        unit=filters.unit,
     )

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from review.analytics.arrays import METHOD_NAMES, METHOD_NONE, config_view, consensus
-from review.analytics.filters import Filters
+from review.analytics.filters import UNIT_ATTEMPT, Filters
 from review.analytics.frame import load_frame
 from review.analytics.snapshots import data_fingerprint
 from review.models import CalibratedLabel, CalibrationFit, ConsensusLabel
@@ -43,7 +43,9 @@ def labels_refresh(*, now: datetime | None = None) -> LabelsRefresh:
     """Recompute the consensus of every reviewed attempt and every configuration's calibration."""
     now = now or timezone.now()
     fingerprint = data_fingerprint()
-    frame = load_frame(Filters())
+    # Per attempt: a label or grade of a patch fans out to every attempt that submitted it, so
+    # each attempt has its consensus and calibrated tier.
+    frame = load_frame(Filters(unit=UNIT_ATTEMPT))
     cons = consensus(frame)
     reviewed = np.flatnonzero(cons.method != METHOD_NONE)
     consensus_rows = [

@@ -15,7 +15,7 @@ import hashlib
 import hmac
 import json
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +29,9 @@ from grading.services.exports import FORMATS, ExportResult, Format
 from grading.services.exports import _Writer as TableWriter
 from review.analytics.exports import attempt_batches, reviewer_pseudonym
 from review.analytics.filters import Filters
+from review.analytics.sharing import fan_out
 from review.blinding import Redactor, build_redactor
-from review.models import Assignment, ConsensusLabel, Disagreement, FixRequest, Label
+from review.models import Assignment, Campaign, ConsensusLabel, Disagreement, FixRequest, Label
 from review.models.labels import CRITERIA
 
 SCHEMA_VERSION = "gagar.package.v1"
@@ -129,46 +130,68 @@ def _verdicts(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
 
 def _reviews(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     done = {"candidate__assignment__status": Assignment.Status.SUBMITTED}
-    fixes: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for f in FixRequest.objects.filter(candidate__attempt_id__in=ids, **done).values(
-        "candidate_id", "path", "line", "side", "severity", "criterion", "text", "active_ms_before"
-    ):
-        row: dict[str, Any] = dict(f)
-        fixes[row.pop("candidate_id")].append(row)
-    # The reviewer's disagreement flags on this candidate and how they were adjudicated (the
-    # free-text notes stay out, like the labels' own notes).
-    flags: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for d in Disagreement.objects.filter(candidate__attempt_id__in=ids, **done).values(
-        "candidate_id", "status", "resolution", "adjudicated_tier"
-    ):
-        flag: dict[str, Any] = dict(d)
-        flags[flag.pop("candidate_id")].append(flag)
-    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for lab in Label.objects.filter(candidate__attempt_id__in=ids, **done).values(
-        "candidate_id",
-        "candidate__attempt_id",
-        "candidate__assignment__reviewer_id",
-        "candidate__active_ms",
-        "tier",
-        "rank_in_tier",
-        "mergeability",
-        "confidence",
-        *CRITERIA,
-    ):
-        out[lab["candidate__attempt_id"]].append(
-            {
-                "reviewer": reviewer_pseudonym(lab["candidate__assignment__reviewer_id"]),
-                "tier": lab["tier"],
-                "rank_in_tier": lab["rank_in_tier"],
-                "rubric": {c: lab[c] for c in CRITERIA},
-                "mergeability": lab["mergeability"],
-                "confidence": lab["confidence"],
-                "active_ms": lab["candidate__active_ms"],
-                "fix_requests": fixes.get(lab["candidate_id"], []),
-                "disagreements": flags.get(lab["candidate_id"], []),
-            }
-        )
-    return out
+
+    def fetch(wanted: set[int]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        fixes: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for f in FixRequest.objects.filter(candidate__attempt_id__in=wanted, **done).values(
+            "candidate_id",
+            "path",
+            "line",
+            "side",
+            "severity",
+            "criterion",
+            "text",
+            "active_ms_before",
+        ):
+            row: dict[str, Any] = dict(f)
+            fixes[row.pop("candidate_id")].append(row)
+        # The reviewer's disagreement flags on this candidate and how they were adjudicated
+        # (the free-text notes stay out, like the labels' own notes).
+        flags: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for d in Disagreement.objects.filter(candidate__attempt_id__in=wanted, **done).values(
+            "candidate_id", "status", "resolution", "adjudicated_tier"
+        ):
+            flag: dict[str, Any] = dict(d)
+            flags[flag.pop("candidate_id")].append(flag)
+        for lab in (
+            Label.objects.filter(candidate__attempt_id__in=wanted, **done)
+            .order_by("pk")
+            .values(
+                "candidate_id",
+                "candidate__attempt_id",
+                "candidate__assignment_id",
+                "candidate__assignment__reviewer_id",
+                "candidate__assignment__campaign__origin",
+                "candidate__active_ms",
+                "tier",
+                "rank_in_tier",
+                "mergeability",
+                "confidence",
+                *CRITERIA,
+            )
+        ):
+            # Reviews imported from elsewhere recorded no time and no fix requests: null,
+            # never zero or an empty list.
+            imported = lab["candidate__assignment__campaign__origin"] == Campaign.Origin.IMPORTED
+            yield (
+                lab["candidate__attempt_id"],
+                lab["candidate__assignment_id"],
+                {
+                    "reviewer": reviewer_pseudonym(lab["candidate__assignment__reviewer_id"]),
+                    "imported": imported,
+                    "tier": lab["tier"],
+                    "rank_in_tier": lab["rank_in_tier"],
+                    "rubric": {c: lab[c] for c in CRITERIA},
+                    "mergeability": lab["mergeability"],
+                    "confidence": lab["confidence"],
+                    "active_ms": None if imported else lab["candidate__active_ms"],
+                    "fix_requests": None if imported else fixes.get(lab["candidate_id"], []),
+                    "disagreements": flags.get(lab["candidate_id"], []),
+                },
+            )
+
+    # A review of a patch is a review of every attempt that submitted it.
+    return fan_out(attempt_ids=ids, fetch=fetch)
 
 
 def _test_output(a: Attempt, redact: Redactor) -> str:

@@ -15,6 +15,7 @@ STAT_LABELS = {
     "kappa": "Quadratic-weighted κ (grader vs consensus)",
     "raw_agreement": "Raw tier agreement",
     "alpha_humans": "Krippendorff α, humans (ordinal)",
+    "kappa_humans": "Quadratic-weighted κ, human vs human",
     "alpha_with_grader": "Krippendorff α, humans + grader",
     "concordance": "Pairwise concordance",
     "tau_b": "Mean Kendall τ-b per group",

@@ -23,19 +23,21 @@ TIER_ORDER = ("T1", "T2", "T3", "exploit")
 
 def cost_rows(frame: Frame) -> list[dict[str, Any]]:
     """Cost by the reviewer's own tier: what that reviewer spent on a candidate they rated so."""
+    # Imported reviews recorded neither time nor fix requests: absent, never zero.
     records = [
         ReviewCostRecord(
             tier="exploit" if exploit else TIER_NAMES[tier],
-            first_issue_seconds=None if np.isnan(first) else float(first),
-            fix_requests=int(n_fix),
+            first_issue_seconds=None if imported or np.isnan(first) else float(first),
+            fix_requests=None if imported else int(n_fix),
             mergeable_as_is=bool(mergeable),
         )
-        for tier, exploit, first, n_fix, mergeable in zip(
+        for tier, exploit, first, n_fix, mergeable, imported in zip(
             frame.lab_tier.tolist(),
             frame.lab_exploit.tolist(),
             frame.lab_first_issue_s.tolist(),
             frame.lab_fix_requests.tolist(),
             frame.lab_mergeable.tolist(),
+            frame.lab_imported.tolist(),
             strict=True,
         )
     ]
@@ -44,6 +46,7 @@ def cost_rows(frame: Frame) -> list[dict[str, Any]]:
         {
             "tier": t,
             "n_reviews": c.n_reviews,
+            "n_timed": c.n_recorded,
             "first_issue_median_s": c.first_issue_median,
             "first_issue_q1_s": c.first_issue_q1,
             "first_issue_q3_s": c.first_issue_q3,

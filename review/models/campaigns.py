@@ -25,6 +25,10 @@ class Campaign(models.Model):
         NEVER = "never", "never"
         AFTER_SUBMISSION = "after_submission", "grader verdict after submission"
 
+    class Origin(models.TextChoices):
+        NATIVE = "native", "reviewed here"
+        IMPORTED = "imported", "imported"
+
     name = models.CharField(max_length=200, unique=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     created_by = models.ForeignKey(
@@ -36,6 +40,9 @@ class Campaign(models.Model):
     show_trajectories = models.BooleanField(default=True)
     show_test_output = models.BooleanField(default=True)
     rubric_required = models.BooleanField(default=True)
+    # The task's reference solution (the maintainers' fix) beside the candidates: off by
+    # default, since it anchors reviewers on one way of fixing the problem.
+    show_reference = models.BooleanField(default=False)
     reveal_policy = models.CharField(max_length=24, choices=Reveal.choices, default=Reveal.NEVER)
     lease_minutes = models.PositiveIntegerField(
         default=180, help_text="An assignment untouched this long expires and returns."
@@ -44,6 +51,11 @@ class Campaign(models.Model):
         blank=True, help_text="Extra regular expressions to redact, one per line."
     )
     filters = models.JSONField(default=dict, blank=True, help_text="How the groups were chosen.")
+    # Reviews done elsewhere (`manage.py import reviews`): no timing, no fix requests.
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.NATIVE)
+    import_sources = models.JSONField(
+        default=list, blank=True, help_text="Imported files: path, SHA-256, reviewer, lines."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -60,10 +72,22 @@ class Campaign(models.Model):
                 condition=Q(reveal_policy__in=["never", "after_submission"]),
                 name="campaign_reveal_known",
             ),
+            models.CheckConstraint(
+                condition=Q(origin__in=["native", "imported"]), name="campaign_origin_known"
+            ),
         ]
 
     def __str__(self) -> str:
-        return self.name
+        return self.display_name
+
+    @property
+    def imported(self) -> bool:
+        return self.origin == self.Origin.IMPORTED
+
+    @property
+    def display_name(self) -> str:
+        """The name as every page shows it: an imported campaign says so."""
+        return f"{self.name} (imported)" if self.imported else self.name
 
 
 class CampaignGroup(models.Model):
@@ -103,6 +127,8 @@ class Assignment(models.Model):
     focus_candidate = models.ForeignKey(
         "Candidate", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # An imported review's provenance: file, line, SHA-256 of the line, minutes, notes.
+    imported = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-started_at"]

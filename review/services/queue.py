@@ -23,6 +23,7 @@ from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, 
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from grading.domain.candidates import distinct_patches
 from grading.models import Attempt
 from review.blinding import draw_order
 from review.models import Assignment, Campaign, CampaignGroup, Candidate
@@ -48,12 +49,13 @@ def _live_count(campaign: Campaign, group_id: int) -> int:
     return Assignment.objects.filter(campaign=campaign, group_id=group_id, status__in=LIVE).count()
 
 
-def _passing_attempts(group_id: int) -> list[Attempt]:
-    return list(
-        Attempt.objects.filter(
-            group_id=group_id, status=Attempt.Status.VALID, test_reward__gt=0
-        ).order_by("index")
-    )
+def _candidate_attempts(group_id: int) -> list[Attempt]:
+    """One attempt per distinct patch among the passing ones: identical patches are one
+    candidate, judged once (the label applies to each; see review.analytics.frame)."""
+    passing = Attempt.objects.filter(
+        group_id=group_id, status=Attempt.Status.VALID, test_reward__gt=0
+    ).order_by("index")
+    return [unit[0] for unit in distinct_patches(passing, lambda a: a.patch_id)]
 
 
 def _create(campaign: Campaign, group_id: int, reviewer: User, now: datetime) -> Assignment:
@@ -65,7 +67,7 @@ def _create(campaign: Campaign, group_id: int, reviewer: User, now: datetime) ->
         expires_at=now + timedelta(minutes=campaign.lease_minutes),
     )
     # SystemRandom: the order must not be predictable from anything a reviewer can see.
-    drawn = draw_order(_passing_attempts(group_id), random.SystemRandom())
+    drawn = draw_order(_candidate_attempts(group_id), random.SystemRandom())
     Candidate.objects.bulk_create(
         Candidate(
             assignment=assignment,

@@ -10,6 +10,7 @@ from review.stats.agreement import (
     confusion_matrix,
     criterion_kappas,
     krippendorff_alpha_ordinal,
+    rating_pairs,
     raw_agreement,
     weighted_kappa,
 )
@@ -17,7 +18,7 @@ from review.stats.bootstrap import BootstrapCI, cluster_bootstrap_ci, cluster_bo
 from review.stats.calibration import Calibration, calibrate_tiers
 from review.stats.consensus import DawidSkene, dawid_skene_one_coin, median_tier
 from review.stats.cost import ReviewCostRecord, TierCost, cost_by_tier
-from review.stats.headline import criterion_kappas_with_ci, headline_with_ci
+from review.stats.headline import criterion_kappas_with_ci, headline_with_ci, kappa_with_ci
 from review.stats.ranking import (
     RankingAgreement,
     kendall_tau_b_per_group,
@@ -61,6 +62,7 @@ __all__ = [
     "criterion_kappas_with_ci",
     "dawid_skene_one_coin",
     "headline_with_ci",
+    "kappa_with_ci",
     "kendall_tau_b_per_group",
     "krippendorff_alpha_ordinal",
     "lambda_cap_by_step",
@@ -68,6 +70,7 @@ __all__ = [
     "pad_groups",
     "pairwise_concordance",
     "ranking_agreement",
+    "rating_pairs",
     "raw_agreement",
     "status_rates_by_step",
     "weighted_kappa",

@@ -205,3 +205,37 @@ def krippendorff_alpha_ordinal(
     if np.isnan(value):
         return Reliability(None, "all pairable ratings use one value (no variation)", pairable)
     return Reliability(value, None, pairable)
+
+
+def rating_pairs(
+    unit: npt.ArrayLike, rater: npt.ArrayLike, value: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray, IntArray]:
+    """Every pair of ratings two raters gave one unit, as ``(a, b, unit)`` arrays.
+
+    Input is one rating per row (``unit``, ``rater``, ``value``; NaN values are dropped). Each
+    pair is oriented by rater index (``a`` from the lower), so with exactly two raters ``a`` and
+    ``b`` are their ratings of the units both rated: Cohen's κ on them is the two raters' κ.
+    With more raters, κ on the pooled pairs is the pairwise-pooled κ.
+    """
+    u = np.asarray(unit, dtype=np.int64)
+    r = np.asarray(rater, dtype=np.int64)
+    v = as_float(value)
+    keep = ~np.isnan(v)
+    u, r, v = u[keep], r[keep], v[keep]
+    order = np.lexsort((r, u))
+    u, r, v = u[order], r[order], v[order]
+    a: list[FloatArray] = []
+    b: list[FloatArray] = []
+    units: list[IntArray] = []
+    # Rows of one unit are adjacent: pair each row with the rows 1, 2, … after it in its unit.
+    for offset in range(1, u.size):
+        same = u[offset:] == u[:-offset]
+        if not same.any():
+            break
+        distinct = same & (r[offset:] != r[:-offset])
+        a.append(v[:-offset][distinct])
+        b.append(v[offset:][distinct])
+        units.append(u[:-offset][distinct])
+    if not a:
+        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64)
+    return np.concatenate(a), np.concatenate(b), np.concatenate(units)

@@ -18,7 +18,7 @@ class ReviewCostRecord:
 
     tier: Hashable  # e.g. 1, 2, 3 or "exploit"
     first_issue_seconds: float | None  # active time at the first fix request; None = no request
-    fix_requests: int
+    fix_requests: int | None  # None = not recorded (a review imported from elsewhere)
     mergeable_as_is: bool
 
 
@@ -30,8 +30,10 @@ class TierCost:
     first_issue_q1: float | None
     first_issue_q3: float | None
     n_with_issue: int
-    fix_requests_per_candidate: float
+    # Over reviews that recorded fix requests and timing; None when none did (absent, not 0).
+    fix_requests_per_candidate: float | None
     share_mergeable_as_is: float
+    n_recorded: int = 0
 
 
 def cost_by_tier(records: Iterable[ReviewCostRecord]) -> dict[Hashable, TierCost]:
@@ -41,8 +43,9 @@ def cost_by_tier(records: Iterable[ReviewCostRecord]) -> dict[Hashable, TierCost
         by_tier[rec.tier].append(rec)
     out: dict[Hashable, TierCost] = {}
     for tier, recs in by_tier.items():
+        recorded = [r for r in recs if r.fix_requests is not None]
         times = np.array(
-            [r.first_issue_seconds for r in recs if r.first_issue_seconds is not None],
+            [r.first_issue_seconds for r in recorded if r.first_issue_seconds is not None],
             dtype=np.float64,
         )
         q1, med, q3 = (
@@ -56,7 +59,10 @@ def cost_by_tier(records: Iterable[ReviewCostRecord]) -> dict[Hashable, TierCost
             first_issue_q1=q1,
             first_issue_q3=q3,
             n_with_issue=int(times.size),
-            fix_requests_per_candidate=float(np.mean([r.fix_requests for r in recs])),
+            fix_requests_per_candidate=(
+                float(np.mean([r.fix_requests for r in recorded])) if recorded else None
+            ),
             share_mergeable_as_is=float(np.mean([r.mergeable_as_is for r in recs])),
+            n_recorded=len(recorded),
         )
     return out

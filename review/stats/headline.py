@@ -92,6 +92,33 @@ def headline_with_ci(
     )
 
 
+def kappa_with_ci(
+    *,
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    item_task: npt.ArrayLike,
+    labels: Sequence[int] = TIERS,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: Seed = None,
+    method: Method = "percentile",
+    weights: Weights = "quadratic",
+) -> BootstrapCI:
+    """Cohen's κ of paired ratings ``a``/``b`` (e.g. `rating_pairs` of the human labels) with a
+    CI resampling the items' tasks; the estimate equals ``sklearn.metrics.cohen_kappa_score(a,
+    b, weights=weights, labels=labels)``."""
+    task = np.asarray(item_task, dtype=np.int64)
+    n_tasks = int(task.max(initial=-1) + 1)
+    confusions = cluster_confusions(a, b, task, n_tasks, labels)
+    return cluster_bootstrap_many(
+        {"kappa": (partial(kappa_from_confusions, weights=weights), confusions)},
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+        method=method,
+    )["kappa"]
+
+
 def criterion_kappas_with_ci(
     *,
     grader_scores: npt.ArrayLike,

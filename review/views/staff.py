@@ -35,6 +35,7 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
                 show_trajectories=d["show_trajectories"],
                 show_test_output=d["show_test_output"],
                 rubric_required=d["rubric_required"],
+                show_reference=d["show_reference"],
                 reveal_policy=d["reveal_policy"],
                 lease_minutes=d["lease_minutes"],
                 fingerprint_patterns=d["fingerprint_patterns"],

@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 
 from grading.models import ApiToken, Attempt, Group
 from grading.services.tokens import api_token_create, api_token_revoke
-from tests.factories import UserFactory
+from tests.factories import ServiceAccountFactory
 from tests.importers.helpers import group, jsonl
 
 pytestmark = pytest.mark.django_db
@@ -15,7 +15,7 @@ URL = "/api/v1/bundles"
 
 @pytest.fixture
 def client_with_token():
-    user = UserFactory.create()
+    user = ServiceAccountFactory.create()
     token, secret = api_token_create(user=user, name="loop")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
@@ -94,7 +94,7 @@ def test_it_requires_a_valid_unrevoked_token(client_with_token):
 
 
 def test_tokens_are_stored_hashed(capsys):
-    user = UserFactory.create(username="loop")
+    user = ServiceAccountFactory.create(username="loop")
     call_command("create_api_token", "loop")
     secret = capsys.readouterr().out.strip()
     token = ApiToken.objects.get(user=user)

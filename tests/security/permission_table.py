@@ -1,10 +1,11 @@
 """Who may reach what: the explicit table `test_permissions.py` checks every URL pattern against.
 
-Roles: `anon` (no session), `api` (a Bearer token and nothing else), `fresh` (a reviewer with no
-assignment and no campaign), `other` (a reviewer in the campaign, with an assignment of their
-own, asking for the owner's), `owner` (the reviewer whose assignment the URL names), `staff`
-(`is_staff`, no model permissions), `superuser`. An outcome is a status code, `login` /
-`admin-login` (a redirect to that login page), or several joined by `|`.
+Roles: `anon` (no session), `api` (a service account's Bearer token with every scope and
+nothing else), `submitter` (the same account's token with only the `submit` scope), `fresh` (a
+reviewer with no assignment and no campaign), `other` (a reviewer in the campaign, with an
+assignment of their own, asking for the owner's), `owner` (the reviewer whose assignment the URL
+names), `staff` (`is_staff`, no model permissions), `superuser`. An outcome is a status code,
+`login` / `admin-login` (a redirect to that login page), or several joined by `|`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from review.diffs import file_id_for
 from review.models import Assignment, Disagreement
 from tests.security.world import World, any_pk
 
-ROLES = ("anon", "api", "fresh", "other", "owner", "staff", "superuser")
+ROLES = ("anon", "api", "submitter", "fresh", "other", "owner", "staff", "superuser")
 Kwargs = Callable[[World], dict[str, Any]]
 
 
@@ -46,19 +47,22 @@ def roles(default: str, **over: str) -> dict[str, str]:
 
 
 # A reviewer's own assignment: everyone else gets 404 (existence is not revealed), staff too.
-OWN = roles("404", anon="login", api="login", owner="200")
-OWN_POST = roles("404", anon="login", api="login")
+OWN = roles("404", anon="login", api="login", submitter="login", owner="200")
+OWN_POST = roles("404", anon="login", api="login", submitter="login")
 # Staff pages: anonymous (and a token, which Django views ignore) to the login page, 403 for
 # reviewers (no login loop), allowed for any `is_staff` user.
-STAFF = roles("403", anon="login", api="login", staff="200", superuser="200")
+STAFF = roles("403", anon="login", api="login", submitter="login", staff="200", superuser="200")
 # The Django admin: only staff get in; everyone else is sent to the admin's login page.
-ADMIN_OUT = {"anon": "admin-login", "api": "admin-login", "fresh": "admin-login"}
+ADMIN_OUT = {"anon": "admin-login", "api": "admin-login", "submitter": "admin-login"}
+ADMIN_OUT |= {"fresh": "admin-login"}
 ADMIN_OUT |= {"other": "admin-login", "owner": "admin-login"}
 # The API: a token is required, or a staff session (the browsable schema, scripts). A
 # reviewer's session is refused: advantages carry the grader's verdict, which review is blind to.
 API = roles("403", anon="401", api="200", staff="200", superuser="200")
+# What the submit-only token reaches: sending groups and reading their advantages, no more.
+API_SUBMIT = {**API, "submitter": "200"}
 ANYONE = roles("200")
-SIGNED_IN = roles("200", anon="login", api="login")
+SIGNED_IN = roles("200", anon="login", api="login", submitter="login")
 
 
 def _assignment(w: World) -> dict[str, Any]:
@@ -97,7 +101,7 @@ def _bundle() -> bytes:
 
 
 ROUTES: dict[str, Route] = {
-    "": Route(roles("302", anon="login", api="login")),
+    "": Route(roles("302", anon="login", api="login", submitter="login")),
     "healthz": Route(ANYONE),
     "readyz": Route(ANYONE),
     "ops/": Route(STAFF),
@@ -136,7 +140,7 @@ ROUTES: dict[str, Route] = {
     "review/": Route(SIGNED_IN),
     "review/campaigns/<int:campaign_id>/next": Route(
         # Only the campaign's reviewers draw from it; both already hold this group (302 to it).
-        roles("404", anon="login", api="login", owner="302", other="302"),
+        roles("404", anon="login", api="login", submitter="login", owner="302", other="302"),
         method="post",
         kwargs=lambda w: {"campaign_id": w.campaign.pk},
     ),
@@ -145,7 +149,7 @@ ROUTES: dict[str, Route] = {
     "review/a/<int:assignment_id>/c/<str:token>/trajectory": Route(OWN, kwargs=_candidate),
     "review/a/<int:assignment_id>/c/<str:token>/file": Route(
         # Without a file id the owner gets a 404 too; the point is that nobody else learns more.
-        roles("404", anon="login", api="login"),
+        roles("404", anon="login", api="login", submitter="login"),
         kwargs=_candidate,
     ),
     "review/a/<int:assignment_id>/c/<str:token>/label": Route(
@@ -194,7 +198,7 @@ ROUTES: dict[str, Route] = {
     "review/staff/adjudication/": Route(STAFF),
     "review/staff/adjudication/<int:disagreement_id>/": Route(STAFF, kwargs=_flag),
     "review/staff/adjudication/<int:disagreement_id>/reopen": Route(
-        roles("403", anon="login", api="login", staff="302", superuser="302"),
+        roles("403", anon="login", api="login", submitter="login", staff="302", superuser="302"),
         method="post",
         kwargs=_flag,
         last=True,
@@ -208,32 +212,53 @@ ROUTES: dict[str, Route] = {
     ),
     "dashboards/csv/<slug:chart>.csv": Route(
         # Statistics not computed yet: 503 with Retry-After, still staff only.
-        roles("403", anon="login", api="login", staff="200|503", superuser="200|503"),
+        roles(
+            "403",
+            anon="login",
+            api="login",
+            submitter="login",
+            staff="200|503",
+            superuser="200|503",
+        ),
         kwargs=lambda w: {"chart": "headline"},
     ),
     # --- API ----------------------------------------------------------------------------------
     "api/v1/bundles": Route(
-        {**API, "api": "400", "staff": "400", "superuser": "400"},
+        {**API, "api": "400", "submitter": "400", "staff": "400", "superuser": "400"},
         method="post",
         body=_bundle(),
         content_type="application/x-ndjson",
     ),
     "api/v1/training/groups": Route(
-        {**API, "api": "400", "staff": "400", "superuser": "400"},
+        {**API, "api": "400", "submitter": "400", "staff": "400", "superuser": "400"},
         method="post",
         body=_bundle(),
         content_type="application/x-ndjson",
     ),
     "api/v1/training/groups/<int:group_id>/advantages": Route(
-        API, kwargs=lambda w: {"group_id": w.group.pk}, query="?config=test-config"
+        API_SUBMIT, kwargs=lambda w: {"group_id": w.group.pk}, query="?config=test-config"
     ),
     "api/v1/training/runs/<str:run>/steps/<int:step>/advantages": Route(
-        API,
+        API_SUBMIT,
         kwargs=lambda w: {"run": w.group.step.run.name, "step": w.group.step.number},
         query="?config=test-config",
     ),
+    # Reads (scope read) and exports (scope export): grader output, never for a reviewer.
+    "api/v1/runs": Route(API),
+    "api/v1/runs/<str:run>/steps": Route(API, kwargs=lambda w: {"run": w.group.step.run.name}),
+    "api/v1/groups/<int:group_id>/grader-runs": Route(
+        API, kwargs=lambda w: {"group_id": w.group.pk}
+    ),
+    "api/v1/groups/<int:group_id>/verdicts": Route(API, kwargs=lambda w: {"group_id": w.group.pk}),
+    "api/v1/labels": Route(API),
+    "api/v1/exports/advantages": Route(
+        API, query="?format=jsonl&config=test-config&run=sample-run"
+    ),
+    "api/v1/exports/labels": Route(API, query="?format=jsonl"),
+    "api/v1/exports/package": Route(API, query="?format=jsonl"),
     # Documentation only (no data): public, as the README promises.
     "api/v1/schema": Route(ANYONE),
+    "api/v1/docs": Route(ANYONE),
 }
 
 # The admin's generated pages for every registered model; the object pages get a real object.

@@ -25,7 +25,7 @@ from review.content import assignment_redactor, rendered_diffs
 from review.models import Campaign
 from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next
-from tests.factories import StaffFactory, UserFactory
+from tests.factories import ServiceAccountFactory, StaffFactory, UserFactory
 from tests.importers.helpers import attempt, group, jsonl
 from tests.security.corpus import (
     HUGE,
@@ -76,7 +76,7 @@ def hostile_group(name: str, payload: str, *, names: bool = True) -> dict[str, A
 
 
 def api_client() -> APIClient:
-    _, secret = api_token_create(user=UserFactory(username="loop"), name="loop")
+    _, secret = api_token_create(user=ServiceAccountFactory(username="loop"), name="loop")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
     return client

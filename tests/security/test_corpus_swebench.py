@@ -239,7 +239,11 @@ def assert_stored_faithfully(inputs: Inputs) -> Attempt:
     a = Attempt.objects.select_related("patch").get(group__task=task, external_id=model)
     assert (a.agent_system, a.agent_model) == (model, model)
     assert (a.status, a.test_reward) == ("valid", 1.0)
-    assert a.test_report == hostile.instance_reports[sent["instance_id"]]
+    # The harness's tests_status is the attempt's test report (its FAIL_TO_PASS / PASS_TO_PASS
+    # sections at the top), beside the harness's own flags.
+    result = dict(hostile.instance_reports[sent["instance_id"]])
+    sections = result.pop("tests_status", {})
+    assert a.test_report == {**result, **sections}
     assert bytes(a.patch.content) == prediction["model_patch"].encode()
     assert list(a.patch.files.values_list("target_path", flat=True)) == [
         target_of(prediction["model_patch"])

@@ -87,6 +87,8 @@ def _client(world: World, role: str) -> Client:
     }
     if role == "api":
         return Client(HTTP_AUTHORIZATION=f"Bearer {world.api_secret}")
+    if role == "submitter":
+        return Client(HTTP_AUTHORIZATION=f"Bearer {world.submit_secret}")
     client = Client()
     if role in users:
         client.force_login(users[role])

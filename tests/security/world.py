@@ -22,7 +22,7 @@ from review.models import Assignment, Campaign, Candidate, Disagreement, FixRequ
 from review.services.campaigns import campaign_create
 from review.services.labels import fix_request_create, label_save
 from review.services.queue import assignment_next
-from tests.factories import StaffFactory, UserFactory
+from tests.factories import ServiceAccountFactory, StaffFactory, UserFactory
 from tests.training.builders import config, grade
 
 
@@ -37,6 +37,7 @@ class World:
     superuser: User
     api_user: User
     api_secret: str
+    submit_secret: str
     assignment: Assignment
     candidate: Candidate
     fix: FixRequest
@@ -57,8 +58,11 @@ def world_build() -> World:
     fresh = UserFactory.create(username="fresh")
     staff = StaffFactory.create(username="lead")
     superuser = StaffFactory.create(username="root", is_superuser=True)
-    api_user = UserFactory.create(username="trainer")
-    _, secret = api_token_create(user=api_user, name="training loop")
+    api_user = ServiceAccountFactory.create(username="trainer")
+    _, secret = api_token_create(
+        user=api_user, name="training loop", scopes=["submit", "read", "export"]
+    )
+    _, submit_only = api_token_create(user=api_user, name="submit only", scopes=["submit"])
     campaign = campaign_create(
         name="Permissions",
         created_by=staff,
@@ -105,6 +109,7 @@ def world_build() -> World:
         superuser=superuser,
         api_user=api_user,
         api_secret=secret,
+        submit_secret=submit_only,
         assignment=assignment,
         candidate=candidate,
         fix=fix,

@@ -3,14 +3,14 @@
 import importlib.util
 import sys
 
-import httpx
 import pytest
+from gagar_client import Client
 
 from grading.models import GraderRun, Group
 from grading.services.grader_runs import grader_run_execute
 from grading.services.tokens import api_token_create
 from tests.conftest import PROJECT_ROOT
-from tests.factories import UserFactory
+from tests.factories import ServiceAccountFactory
 from tests.importers.helpers import jsonl
 from tests.training.builders import expected, step_group
 
@@ -28,7 +28,7 @@ def _example():
 
 @pytest.fixture
 def token():
-    _, secret = api_token_create(user=UserFactory.create(), name="loop")
+    _, secret = api_token_create(user=ServiceAccountFactory.create(), name="loop")
     return secret
 
 
@@ -47,26 +47,32 @@ def test_the_script_gets_flagged_grpo_when_nothing_grades_before_the_deadline(
     assert GraderRun.objects.filter(status="pending").count() == 2
 
 
-def test_the_script_receives_graded_advantages_equal_to_the_pure_module(live_server, token):
+def test_the_script_receives_graded_advantages_per_group_and_attempt(live_server, token):
     example = _example()
-    bundle = jsonl(step_group("t-1"), step_group("t-2"))
-    with httpx.Client(
-        base_url=live_server.url, headers={"Authorization": f"Bearer {token}"}
-    ) as client:
-        submitted = example.submit_step(client, bundle)
+    # The same attempt ids in both groups; in the second, p3 fails, so the values differ.
+    second = step_group("t-2")
+    second["attempts"][2].update(test_reward=0.0, patch=None)
+    bundle = jsonl(step_group("t-1"), second)
+    with Client(live_server.url, token) as gagar:
+        submitted = example.submit_step(gagar, bundle)
         # Grading as a worker would do it, by the service (no worker in this test).
-        for run in GraderRun.objects.filter(group_id__in=[g["id"] for g in submitted]):
+        for run in GraderRun.objects.filter(group_id__in=[g.id for g in submitted.groups]):
             grader_run_execute(run_id=run.pk, worker="test")
-        payload = example.fetch_advantages(client, "run-1", 0, deadline_s=5)
-    assert payload["counts"]["graded"] == 2, payload["groups"][0]
-    by_attempt = example.advantages_by_attempt(payload)
-    for group in payload["groups"]:
-        g = Group.objects.get(pk=group["group_id"])
+        adv = example.fetch_advantages(gagar, "run-1", 0, deadline_s=5)
+    assert adv.counts["graded"] == 2, adv.groups[0]
+    by_key = example.advantages_by_key(adv)
+    # The attempt ids repeat across the two groups: 16 values, none overwritten.
+    assert len(by_key) == 16
+    for group in adv.groups:
+        g = Group.objects.get(pk=group.group_db_id)
         run = GraderRun.objects.get(group=g, status="succeeded")
         grades = {cg.attempt_id: (cg.tier, cg.rank_in_tier) for cg in run.grades.all()}
-        _, want = expected(g, grades)
-        assert [a["adv_gagar"] for a in group["attempts"]] == pytest.approx(
-            [w.adv_gagar for w in want.attempts], abs=1e-12
-        )
-        assert group["verdict_id"] == run.pk
-    assert len(by_attempt) == 8  # attempt ids repeat across the two groups
+        attempts, want = expected(g, grades)
+        got = [by_key[(group.group, a.external_id)] for a in attempts]
+        assert got == pytest.approx([w.adv_gagar for w in want.attempts], abs=1e-12)
+        assert group.raw["verdict_id"] == run.pk
+    # Same attempt id, different groups, different advantages (the collapse would hide this).
+    (first, second) = adv.groups
+    assert any(
+        by_key[(first.group, a)] != by_key[(second.group, a)] for a in ("p1", "p2", "p3", "p4")
+    )

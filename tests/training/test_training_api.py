@@ -5,7 +5,7 @@ from rest_framework.test import APIClient
 
 from grading.models import GraderRun, Group, IdempotencyKey
 from grading.services.tokens import api_token_create
-from tests.factories import UserFactory
+from tests.factories import ServiceAccountFactory
 from tests.importers.helpers import jsonl
 from tests.training.builders import config, expected, grade, step_group
 
@@ -16,7 +16,7 @@ TIERS = {"p1": (1, 1), "p2": (3, 1), "p3": (3, 1), "p4": (2, 1)}
 
 @pytest.fixture
 def client():
-    user = UserFactory.create()
+    user = ServiceAccountFactory.create()
     _, secret = api_token_create(user=user, name="loop")
     c = APIClient()
     c.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")

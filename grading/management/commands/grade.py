@@ -4,8 +4,9 @@ import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Exists, OuterRef
 
-from grading.models import GraderConfig, GraderRun, Group
+from grading.models import Attempt, GraderConfig, GraderRun, Group
 from grading.services.grader_runs import (
     grader_config_default,
     grader_run_execute,
@@ -29,7 +30,14 @@ class Command(BaseCommand):
         parser.add_argument("--wait", action="store_true", help="wait until every run finished")
         parser.add_argument("--timeout", type=float, default=3600.0, help="seconds, with --wait")
         parser.add_argument(
-            "--inline", action="store_true", help="grade in this process instead of a worker"
+            "--inline",
+            action="store_true",
+            help="grade in this process instead of a worker (nothing is sent to the broker)",
+        )
+        parser.add_argument(
+            "--allow-empty",
+            action="store_true",
+            help="succeed even when no requested group has a passing candidate to grade",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -44,9 +52,34 @@ class Command(BaseCommand):
         missing = set(opts["groups"] or []) - set(groups.values_list("pk", flat=True))
         if missing:
             raise CommandError(f"unknown group ids: {sorted(missing)}")
-        runs = grader_runs_request(groups=groups, config=config, replica=opts["replica"])
+        passing = Attempt.objects.filter(
+            group=OuterRef("pk"), status=Attempt.Status.VALID, test_reward__gt=0
+        )
+        gradable = groups.filter(Exists(passing))
+        empty = groups.exclude(pk__in=gradable.values("pk")).select_related("task")
+        for group in empty[:20]:
+            self.stdout.write(f"group {group.pk} ({group.task}): no passing candidate, not graded")
+        n_empty = empty.count()
+        if n_empty > 20:
+            self.stdout.write(f"… and {n_empty - 20} more groups with no passing candidate")
+        if not gradable.exists():
+            message = (
+                f"no candidates: none of the {groups.count()} requested groups has a passing "
+                "attempt, so there is nothing to grade"
+            )
+            if not opts["allow_empty"]:
+                raise CommandError(message + " (--allow-empty to accept that)")
+            self.stdout.write(message)
+            return
+        # Inline runs are executed right here: a broker message would be a second delivery.
+        enqueue = not opts["inline"]
+        runs = grader_runs_request(
+            groups=gradable, config=config, replica=opts["replica"], enqueue=enqueue
+        )
         if opts["again"]:
-            runs = grader_runs_regrade(runs=[r for r in runs if r.status not in UNFINISHED])
+            runs = grader_runs_regrade(
+                runs=[r for r in runs if r.status not in UNFINISHED], enqueue=enqueue
+            )
         self.stdout.write(f"{len(runs)} grader runs with {config.name}")
         if opts["inline"]:
             for run in runs:

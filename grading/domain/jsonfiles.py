@@ -1,0 +1,305 @@
+"""Read an import file as what it is: one JSON document, or JSON Lines, with every row located.
+
+Tools write both. The SWE-bench harness writes reports as *indented* JSON objects
+(`json.dumps(report, indent=4)`), ACR writes predictions as an indented array, and most
+predictions and task files are JSON Lines. The rule, decided on the first non-blank line:
+
+- it starts with `[`: one JSON document (an array; each item is a row, located by its line);
+- it starts with `{` and is a complete JSON value by itself: JSON Lines (one row per line);
+- it starts with `{` and is not complete (a pretty-printed object opens there): one JSON
+  document, one row, with the line of each top-level key kept for error messages;
+- anything else: neither, said so.
+
+Every error says which of the two the file was read as and why. A trailing comma after the
+last item of a list or object (SCHEMAS.md §2a: CodeR's `results.json`) is not JSON; it is
+refused with its line and the fix, unless the reader is lenient, which removes trailing commas
+outside strings and leaves a note saying so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grading.domain.records import ImportNote, ImportProblem, ImportProblemError
+
+JSON_LINES = "JSON Lines"
+DOCUMENT = "one JSON document"
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+LENIENT_FLAG = "--lenient-json"
+
+
+@dataclass(frozen=True)
+class JsonRow:
+    source: str
+    line: int | None
+    field: str  # "$" for a JSON Lines row or a whole document, "$[i]" for an array item
+    value: Any
+    # Top-level keys of an object document -> their line, so a problem in one entry of an
+    # indented report names the line of that entry rather than line 1.
+    key_lines: Mapping[str, int] = dataclasses.field(default_factory=dict)
+
+    def line_for(self, path: str) -> int | None:
+        """The line of the top-level key `path` starts with (".key…"), else the row's line."""
+        if self.key_lines and path.startswith("."):
+            rest = path[1:]
+            for key, line in self.key_lines.items():
+                if rest == key or rest.startswith((key + ".", key + "[")):
+                    return line
+        return self.line
+
+
+def _problem(source: str, line: int | None, message: str) -> ImportProblemError:
+    return ImportProblemError(ImportProblem(source, line, "", message))
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    match = _WS.match(text, pos)
+    return match.end() if match else pos
+
+
+def _trailing_comma(text: str, pos: int) -> int | None:
+    """Where the trailing comma is, if the parse error at `pos` is one (else None).
+
+    Python 3.13 reports the comma itself ("Illegal trailing comma …"); earlier versions report
+    the closing bracket after it ("Expecting value"): both are recognised.
+    """
+    if pos < len(text) and text[pos] == ",":
+        after = _skip_ws(text, pos + 1)
+        return pos if after < len(text) and text[after] in "]}" else None
+    if pos < len(text) and text[pos] in "]}":
+        before = pos - 1
+        while before >= 0 and text[before] in " \t\n\r":
+            before -= 1
+        return before if before >= 0 and text[before] == "," else None
+    return None
+
+
+def remove_trailing_commas(text: str) -> tuple[str, list[int]]:
+    """The text without commas that directly precede `]` or `}` (outside strings), and the
+    lines they were on."""
+    out: list[str] = []
+    lines: list[int] = []
+    in_string = escaped = False
+    line = 1
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            line += 1
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == ",":
+            after = _skip_ws(text, i + 1)
+            if after < n and text[after] in "]}":
+                lines.append(line)
+                i += 1
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out), lines
+
+
+def _members(text: str, start: int) -> tuple[list[tuple[str | None, Any, int]], int]:
+    """Top-level items of the array or object opening at `start`: (key, value, position).
+
+    Values are parsed by the standard decoder; only the top level is walked here, to know where
+    each item starts.
+    """
+    closer = "]" if text[start] == "[" else "}"
+    items: list[tuple[str | None, Any, int]] = []
+    pos = _skip_ws(text, start + 1)
+    if pos < len(text) and text[pos] == closer:
+        return items, pos + 1
+    while True:
+        item_pos = pos
+        key: str | None = None
+        if closer == "}":
+            if pos >= len(text) or text[pos] != '"':
+                raise json.JSONDecodeError(
+                    "Expecting property name enclosed in double quotes", text, pos
+                )
+            key, pos = _DECODER.raw_decode(text, pos)
+            pos = _skip_ws(text, pos)
+            if pos >= len(text) or text[pos] != ":":
+                raise json.JSONDecodeError("Expecting ':' delimiter", text, pos)
+            pos = _skip_ws(text, pos + 1)
+        value, pos = _DECODER.raw_decode(text, pos)
+        items.append((key, value, item_pos))
+        pos = _skip_ws(text, pos)
+        if pos < len(text) and text[pos] == ",":
+            pos = _skip_ws(text, pos + 1)
+            if pos < len(text) and text[pos] == closer:
+                raise json.JSONDecodeError("Illegal trailing comma", text, pos)
+            continue
+        if pos < len(text) and text[pos] == closer:
+            return items, pos + 1
+        raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
+
+
+@dataclass
+class JsonReader:
+    """Reads import files; collects the notes of repairs made when lenient."""
+
+    lenient: bool = False
+    notes: list[ImportNote] = dataclasses.field(default_factory=list)
+
+    def rows(self, path: Path) -> Iterator[JsonRow]:
+        source = str(path)
+        with path.open("rb") as handle:
+            first = b""
+            for raw in handle:
+                if raw.strip():
+                    first = raw
+                    break
+        head = first.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()
+        if not head:
+            return
+        if head.startswith(b"{") and _complete(head):
+            yield from self._lines(path)
+            return
+        if head.startswith((b"[", b"{")):
+            yield from self._document(path)
+            return
+        raise _problem(
+            source,
+            1,
+            f"neither JSON Lines nor one JSON document: the first line starts with "
+            f"{head[:20].decode('utf-8', 'replace')!r}, not '{{' or '['",
+        )
+
+    def _lines(self, path: Path) -> Iterator[JsonRow]:
+        source = str(path)
+        why = f"read as {JSON_LINES}, since line 1 is a complete JSON value"
+        with path.open("rb") as handle:
+            for line_no, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    # Without its line break: an error at the end is on this line.
+                    text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as exc:
+                    raise _problem(source, line_no, f"not UTF-8 text ({why}): {exc}") from exc
+                value = self._parse(text, source, why, line_offset=line_no - 1)
+                yield JsonRow(source, line_no, "$", value)
+
+    def _document(self, path: Path) -> Iterator[JsonRow]:
+        source = str(path)
+        data = path.read_bytes()
+        why = f"read as {DOCUMENT}, since line 1 opens a value it does not close"
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise _problem(source, line, f"not UTF-8 text ({why}): {exc}") from exc
+        try:
+            start = _skip_ws(text, 0)
+            items, end = _members(text, start)
+            if _skip_ws(text, end) != len(text):
+                raise json.JSONDecodeError("Extra data", text, _skip_ws(text, end))
+        except json.JSONDecodeError as exc:
+            text = self._repaired(text, exc, source, why)
+            start = _skip_ws(text, 0)
+            items, _ = _members(text, start)
+        if text[start] == "[":
+            line = _line_of(text, start)
+            for index, (_, value, pos) in enumerate(items):
+                line = line + text.count("\n", start, pos)
+                start = pos
+                yield JsonRow(source, line, f"$[{index}]", value)
+            return
+        key_lines: dict[str, int] = {}
+        value_map: dict[str, Any] = {}
+        line, at = _line_of(text, start), start
+        for key, value, pos in items:
+            line += text.count("\n", at, pos)
+            at = pos
+            assert key is not None
+            key_lines.setdefault(key, line)
+            value_map[key] = value
+        yield JsonRow(source, _line_of(text, start), "$", value_map, key_lines)
+
+    def _parse(self, text: str, source: str, why: str, *, line_offset: int) -> Any:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            return json.loads(self._repaired(text, exc, source, why, line_offset=line_offset))
+
+    def _repaired(
+        self,
+        text: str,
+        exc: json.JSONDecodeError,
+        source: str,
+        why: str,
+        *,
+        line_offset: int = 0,
+    ) -> str:
+        """The text with trailing commas removed, when that is the problem and lenient; else
+        the error, located and explained."""
+        comma = _trailing_comma(text, exc.pos)
+        if comma is None:
+            line = _line_of(text, exc.pos) + line_offset
+            raise _problem(
+                source, line, f"not valid JSON ({why}): {exc.msg} at column {exc.colno}"
+            ) from exc
+        comma_line = _line_of(text, comma) + line_offset
+        if not self.lenient:
+            raise _problem(
+                source,
+                comma_line,
+                "trailing comma after the last item of a list or object: not valid JSON "
+                f"({why}). Remove that comma, or re-run with {LENIENT_FLAG} to repair "
+                "trailing commas",
+            ) from exc
+        fixed, lines = remove_trailing_commas(text)
+        try:
+            json.loads(fixed)
+        except json.JSONDecodeError as again:
+            line = _line_of(fixed, again.pos) + line_offset
+            raise _problem(
+                source,
+                line,
+                f"not valid JSON even without trailing commas ({why}): {again.msg} "
+                f"at column {again.colno}",
+            ) from again
+        where = ", ".join(str(n + line_offset) for n in lines)
+        self.notes.append(
+            ImportNote(
+                source,
+                lines[0] + line_offset,
+                f"{LENIENT_FLAG}: removed {len(lines)} trailing comma"
+                f"{'s' if len(lines) != 1 else ''} (line{'s' if len(lines) != 1 else ''} "
+                f"{where}); nothing else was changed",
+            )
+        )
+        return fixed
+
+
+def _complete(first_line: bytes) -> bool:
+    """True when the first line holds one whole JSON value (a JSON Lines row)."""
+    try:
+        json.loads(first_line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        # A JSON Lines file whose first row is broken in the middle is still JSON Lines: only a
+        # value still open at the end of the line is the start of an indented document.
+        if isinstance(exc, UnicodeDecodeError):
+            return True
+        return exc.pos < len(first_line.decode("utf-8", "replace").rstrip())
+    return True
