@@ -142,17 +142,22 @@ def test_comment_edits_are_noise_not_a_place_the_fix_changes() -> None:
 
 def test_large_modules_are_checked_near_the_change_with_the_same_findings() -> None:
     filler = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(300))
-    module = scenario.MODULE.replace("def normalise", filler + "def normalise")
+    # A long docstring: the checked region must start at the function, not inside the string.
+    doc = '    """Normalise.\n\n' + "    Some words.\n" * 40 + '    """\n'
+    module = scenario.MODULE.replace("def normalise", filler + "def normalise").replace(
+        'sep=" "):\n', 'sep=" "):\n' + doc
+    )
     long_line = "    return sep.join(words).lower()  # " + "x" * 60 + "\n"
     after = module.replace(
         "    return sep.join(words).lower()\n",
-        long_line + "    return None\n",
+        "    # Changed to strip first\n    \n" + long_line + "    return None\n",
     ).replace("    words = _SPACES.split(text)\n", "    words = _SPACES.split(text.strip())\n")
     files = {**scenario.FILES, "calc/text.py": module}
     patch = diff({"calc/text.py": (module, after)})
     inp = AnalysisInput([CandidatePatch("c", patch)], None, read_base=files.get)
     _, ctx, obs = observe(inp)
     assert ctx.post(ctx.patches["c"].files[0]).complete
-    assert obs["c"]["long_lines"].value > 0
+    for name in ("long_lines", "whitespace_lines", "narrating_comments", "comments_added"):
+        assert obs["c"][name].value > 0, name
     assert obs["c"]["dead_code"].value > 0  # the return after the return
     assert obs["c"]["long_lines"].evidence[0].line_start > 1200

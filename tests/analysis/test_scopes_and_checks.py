@@ -5,7 +5,7 @@ from grading.grader.analysis.analysers import (
     vulture_findings,
 )
 from grading.grader.analysis.diff import parse
-from grading.grader.analysis.scopes import ScopeIndex, scopes_overlap
+from grading.grader.analysis.scopes import ScopeIndex, enclosing_spans, scopes_overlap
 from grading.grader.analysis.views import FileView, base_view, post_view, synthesize
 from tests.analysis.helpers import diff
 
@@ -90,3 +90,11 @@ def test_vulture_finds_a_duplicated_return() -> None:
     found = vulture_findings([("m.py", post)])["m.py"]
     fresh = new_findings(found, vulture_findings([("m.py", pre)])["m.py"], fp.added)
     assert [(f.code, f.line) for f in fresh] == [("unreachable_code", 4)]
+
+
+def test_enclosing_spans_are_whole_functions_or_top_level_statements() -> None:
+    tree = synthesize(_whole(SOURCE)).tree
+    assert tree is not None
+    assert enclosing_spans(tree, {13}) == {(10, 14)}  # Collector.delete, not the class
+    assert enclosing_spans(tree, {19}) == {(18, 19)}  # helper.inner
+    assert enclosing_spans(tree, {3, 16}) == {(3, 3), (16, 16)}  # LIMIT; a blank line

@@ -18,11 +18,11 @@ from grading.grader.analysis.paths import (
     line_limit,
     min_python,
 )
-from grading.grader.analysis.scopes import ScopeIndex
+from grading.grader.analysis.scopes import ScopeIndex, enclosing_spans
 from grading.grader.analysis.views import FileView, Synthetic, base_view, post_view, synthesize
 
 T = TypeVar("T")
-_NEAR = 20  # lines kept on each side of an added line by `post_near`
+_NEAR = 200  # files up to this long are checked whole by `post_near`
 _TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _CALLED = re.compile(r"\b([A-Za-z_]\w{2,})\s*\(")
@@ -85,12 +85,14 @@ class GroupContext:
 
     def post_near(self, fp: FilePatch) -> Synthetic:
         """The post file near the added lines, for checks whose findings only count there
-        (style, unreachable code, comments): a whole file is cut to its changed regions so
-        a large module is not re-checked in full for every candidate."""
-        view = self.post(fp)
-        if not view.complete or view.max_line() <= 2 * _NEAR:
-            return self.post_syn(fp)
-        keep = {n for a in fp.added for n in range(a - _NEAR, a + _NEAR + 1) if n in view.lines}
+        (style, unreachable code, comments): a whole file is cut to the functions (or top-level
+        statements) around its added lines, so a large module is not re-checked in full for
+        every candidate."""
+        view, whole = self.post(fp), self.post_syn(fp)
+        if not view.complete or whole.tree is None or whole.dropped or view.max_line() <= _NEAR:
+            return whole
+        spans = enclosing_spans(whole.tree, set(fp.added))
+        keep = {n for lo, hi in spans for n in range(lo, hi + 1) if n in view.lines}
         return synthesize(FileView({n: view.lines[n] for n in sorted(keep)}, False))
 
     def pre_scopes(self, path: str) -> ScopeIndex | None:

@@ -111,6 +111,34 @@ class ScopeIndex:
         return top
 
 
+def enclosing_spans(tree: ast.Module, lines: set[int]) -> set[tuple[int, int]]:
+    """For each line, the lines of the innermost function around it (decorators included), else
+    of the top-level statement around it; a line outside every statement (a comment, a blank)
+    is its own span. Each span is whole code, so a view cut to the spans still parses."""
+    spans: set[tuple[int, int]] = set()
+    for line in lines:
+        best: tuple[int, int] | None = None
+        top: tuple[int, int] | None = None
+        node: ast.AST = tree
+        while True:
+            inner = next((s for s in _statements(node)
+                          if _first(s) <= line <= (s.end_lineno or s.lineno)), None)  # fmt: skip
+            if inner is None:
+                break
+            span = (_first(inner), inner.end_lineno or inner.lineno)
+            top = top or span
+            if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                best = span
+            node = inner
+        spans.add(best or top or (line, line))
+    return spans
+
+
+def _first(stmt: ast.stmt) -> int:
+    decorators = getattr(stmt, "decorator_list", None) or []
+    return min([stmt.lineno] + [d.lineno for d in decorators])
+
+
 def _statements(node: ast.AST) -> list[ast.stmt]:
     """The statements directly inside a statement's blocks (defs and classes only ever sit in
     statement blocks, so expressions need not be walked)."""
