@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from grading.grader.inputs import CRITERIA, Budget, GroupInput, Rubric
-from grading.grader.render import untrusted
+from grading.grader.tool_output import untrusted
 
 CURRENT = "v2"
 SUPERSEDED = {"v1": CURRENT}

@@ -1,13 +1,13 @@
 """Side-by-side diff rendering, pure Python (no Django, Celery or ORM).
 
-Pipeline, after Review Board's diffviewer: `parse` splits a unified diff into files and hunks,
-`layout` turns a file into old/new line sequences and side-by-side rows, `highlight` lexes each
-side once with Pygments and splits it into per-line HTML (with intra-line change marks),
-and `html` folds long unchanged runs and writes the table. `render` holds the entry points;
-`signatures` fingerprints hunks to compare candidates.
+Pipeline, after Review Board's diffviewer: `grading.diffs` (the project's one parser) splits a
+unified diff into files and hunks, `layout` turns a file into old/new line sequences and
+side-by-side rows, `highlight` lexes each side once with Pygments and splits it into per-line
+HTML (with intra-line change marks), and `html` folds long unchanged runs and writes the table.
+`render` holds the entry points; `signatures` fingerprints hunks to compare candidates.
 """
 
-from review.diffs.parse import ChangeKind, FileDiff, Hunk, Line, decode_diff, parse_patch
+from grading.diffs import ChangeKind, FileDiff, Hunk, Line, decode_diff, parse_patch
 from review.diffs.render import (
     RENDERER_VERSION,
     RenderedFile,

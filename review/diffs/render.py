@@ -7,7 +7,9 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
+from typing import Literal
 
+from grading.diffs import ChangeKind, FileDiff, decode_diff, parse_patch
 from review.diffs.highlight import (
     display_text,
     highlighted_lines,
@@ -24,10 +26,12 @@ from review.diffs.layout import (
     rows_from_full,
     rows_from_hunks,
 )
-from review.diffs.parse import ChangeKind, FileDiff, decode_diff, parse_patch
 
 # Bump whenever the HTML for the same input and options changes, so cached fragments expire.
 RENDERER_VERSION = "1"
+
+# The page labels a binary file as such, whatever happened to it.
+ShownKind = ChangeKind | Literal["binary"]
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
@@ -49,7 +53,7 @@ class RenderedFile:
     path: str
     old_path: str | None
     new_path: str | None
-    change: ChangeKind
+    change: ShownKind
     added: int
     removed: int
     html: str
@@ -84,7 +88,7 @@ def _title(file: FileDiff) -> str:
 
 
 def _message(file: FileDiff) -> str:
-    if file.binary:
+    if file.is_binary:
         return "Binary file not shown."
     if file.hunks:
         return ""
@@ -138,7 +142,7 @@ def render_file(
     if old_text is not None and file.hunks and file.change != "added":
         built = rows_from_full(file, decode_diff(old_text))
     sides, items = built if built is not None else rows_from_hunks(file)
-    if file.binary:
+    if file.is_binary:
         sides, items = Sides(), []
     pages = paginate(items, opts.page_size)
     if not 1 <= page <= len(pages):
@@ -173,9 +177,9 @@ def render_file(
         path=file.path,
         old_path=file.old_path,
         new_path=file.new_path,
-        change=file.change,
-        added=file.added,
-        removed=file.removed,
+        change="binary" if file.is_binary else file.change,
+        added=file.lines_added,
+        removed=file.lines_removed,
         html=html,
         pages=len(pages),
         highlighted=highlighted,

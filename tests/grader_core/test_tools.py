@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from grading.grader import render
+from grading.grader import tool_output as render
 from grading.grader.inputs import CandidateInput
 from grading.grader.tools import Toolbox, assign_aliases
 from grading.grader.workspace import Workspace
@@ -210,3 +210,31 @@ def test_every_trajectory_event_passes_the_redaction_hook(fx: Fixture) -> None:
     assert "secret-model-7" not in shown and "[model]" in shown
     found = box.call("search_trajectory", {"candidate": "A", "query": "secret-model"}).content
     assert found.startswith("0 matching events")
+
+
+PLAIN_TWO_FILES = (
+    "--- a/one.py\n+++ b/one.py\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n"
+    "--- a/two.py\n+++ b/two.py\n@@ -4 +4 @@\n-x\n+y\n"
+)
+
+
+def test_view_diff_of_one_file_of_a_plain_diff_shows_only_that_file(fx: Fixture) -> None:
+    """The old splitter cut only at "diff --git", so one file of a plain `diff -u` patch came
+    with every other file; the parser's file spans cut at every file header."""
+    box = Toolbox(fx.group(repo=False), {"A": CandidateInput("p", PLAIN_TWO_FILES, True)})
+    out = box.call("view_diff", {"candidate": "A", "file": "two.py"}).content
+    assert "    4     4 |" not in out  # no context line numbered on both sides
+    assert "    4       |-x" in out and "          4 |+y" in out
+    assert "one.py" not in out and "new" not in out
+    whole = box.call("view_diff", {"candidate": "A"}).content
+    assert "    2       |-old" in whole and "    4       |-x" in whole
+
+
+def test_a_truncated_patch_still_shows_the_lines_it_has(fx: Fixture) -> None:
+    """The grader's unidiff index dropped every file of a patch unidiff refused; the reviewer's
+    page showed them. Both now read the files up to the cut."""
+    cut = "--- a/one.py\n+++ b/one.py\n@@ -1,5 +1,5 @@\n keep\n-old\n+new\n"
+    box = Toolbox(fx.group(repo=False), {"A": CandidateInput("p", cut, True)})
+    out = box.call("list_candidates", {}).content
+    assert "A: passed, status=valid, files=1, +1/-1" in out
+    assert box.diffs["A"].find("one.py").has_lines("post", 2, 2)  # type: ignore[union-attr]

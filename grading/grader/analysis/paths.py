@@ -7,7 +7,7 @@ import re
 import tomllib
 from pathlib import PurePosixPath
 
-from grading.domain.patches import is_test_path
+from grading.diffs import is_test_path
 from grading.grader.analysis.views import Reader
 
 __all__ = ["is_junk", "is_test_path", "line_limit", "min_python"]

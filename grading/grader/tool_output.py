@@ -1,4 +1,5 @@
-"""Rendering of tool output: untrusted-content delimiters, size caps, line numbers, events."""
+"""How the grader's tools write their output: untrusted-content delimiters, size caps, line
+numbers and diff gutters, trajectory events."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from grading.diffs import FileDiff, Patch
 from grading.grader.inputs import Event
 
 OUTPUT_CAP = 12_000  # characters of untrusted content per tool result
@@ -99,60 +101,17 @@ def gutter(old: int | None, new: int | None, line: str) -> str:
     return f"{o:>5} {n:>5} |{line}"
 
 
-def diff_with_gutter(patch: str) -> list[str]:
-    """Number every line of a unified diff; headers get empty gutters."""
-    out: list[str] = []
-    old = new = 0
-    in_hunk = False
-    hunk = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-    for line in patch.splitlines():
-        m = hunk.match(line)
-        if m:
-            old, new, in_hunk = int(m.group(1)), int(m.group(2)), True
-            out.append(gutter(None, None, line))
-        elif line.startswith("diff --git"):
-            in_hunk = False
-            out.append(gutter(None, None, line))
-        elif in_hunk and line.startswith("+"):
-            out.append(gutter(None, new, line))
-            new += 1
-        elif in_hunk and line.startswith("-"):
-            out.append(gutter(old, None, line))
-            old += 1
-        elif in_hunk and (line.startswith(" ") or line == ""):
-            out.append(gutter(old, new, line))
-            old += 1
-            new += 1
-        else:
-            out.append(gutter(None, None, line))
-    return out
-
-
-def split_file_diffs(patch: str) -> dict[str, str]:
-    """The patch cut into per-file chunks, keyed by post path (pre path for deletions)."""
-    chunks: dict[str, str] = {}
-    current: list[str] = []
-
-    def flush() -> None:
-        if not current:
-            return
-        path = ""
-        for line in current:
-            if line.startswith("@@"):
-                break
-            if line.startswith("+++ ") and line[4:].strip() != "/dev/null":
-                path = line[4:].strip().removeprefix("b/")
-            elif line.startswith("--- ") and not path:
-                path = line[4:].strip().removeprefix("a/")
-        chunks[path] = "\n".join(current) + "\n"
-
-    for line in patch.splitlines():
-        if line.startswith("diff --git") and current:
-            flush()
-            current = []
-        current.append(line)
-    flush()
-    return chunks
+def diff_with_gutter(patch: Patch, file: FileDiff | None = None) -> list[str]:
+    """Number every line of a parsed diff (or of one file of it) with the pre/post line numbers
+    the parser gave it; headers and lines outside hunks get empty gutters."""
+    numbers = {
+        ln.raw: (ln.old_no, ln.new_no)
+        for f in (patch.files if file is None else (file,))
+        for h in f.hunks
+        for ln in h.lines
+    }
+    first, end = (0, len(patch.lines)) if file is None else (file.start, file.end)
+    return [gutter(*numbers.get(i, (None, None)), patch.lines[i]) for i in range(first, end)]
 
 
 def compact_json(value: Mapping[str, Any] | list[Any]) -> str:
