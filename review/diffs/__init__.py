@@ -10,10 +10,12 @@ HTML (with intra-line change marks), and `html` folds long unchanged runs and wr
 from grading.diffs import ChangeKind, FileDiff, Hunk, Line, decode_diff, parse_patch
 from review.diffs.render import (
     RENDERER_VERSION,
+    CompareRow,
     RenderedFile,
     RenderOptions,
     cache_key,
     compare_files,
+    compare_rows,
     file_id_for,
     render_file,
     render_patch,
@@ -23,6 +25,7 @@ from review.diffs.signatures import HunkSignature, hunk_signatures, shared_chang
 __all__ = [
     "RENDERER_VERSION",
     "ChangeKind",
+    "CompareRow",
     "FileDiff",
     "Hunk",
     "HunkSignature",
@@ -31,6 +34,7 @@ __all__ = [
     "RenderedFile",
     "cache_key",
     "compare_files",
+    "compare_rows",
     "decode_diff",
     "file_id_for",
     "hunk_signatures",

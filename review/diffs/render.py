@@ -9,7 +9,14 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
-from grading.diffs import ChangeKind, FileDiff, decode_diff, parse_patch
+from grading.diffs import (
+    ChangeKind,
+    FileComparison,
+    FileDiff,
+    compare_patches,
+    decode_diff,
+    parse_patch,
+)
 from review.diffs.highlight import (
     display_text,
     highlighted_lines,
@@ -206,6 +213,46 @@ def render_patch(
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class CompareRow:
+    """One file of compare mode: both candidates' renderings and what differs between them."""
+
+    path: str
+    a: RenderedFile | None
+    b: RenderedFile | None
+    diff: FileComparison
+
+    @property
+    def summary(self) -> str:
+        d = self.diff
+        if self.a is None or self.b is None:
+            return ""
+        if d.identical:
+            return "Both candidates make the same change here."
+        if d.binary_same is not None:
+            return "Binary file, changed differently."
+        return (
+            f"{d.count('shared')} changed lines shared, {d.count('only_a')} only on the left, "
+            f"{d.count('only_b')} only on the right."
+        )
+
+
+def compare_rows(
+    diff_a: str | bytes,
+    diff_b: str | bytes,
+    rendered_a: list[RenderedFile],
+    rendered_b: list[RenderedFile],
+) -> list[CompareRow]:
+    """Align two candidates' rendered files with the shared compare (`grading.diffs`): a's
+    files first in a's order, then files only b touched."""
+    a = {f.path: f for f in rendered_a}
+    b = {f.path: f for f in rendered_b}
+    return [
+        CompareRow(fc.path, a.get(fc.path), b.get(fc.path), fc)
+        for fc in compare_patches(parse_patch(diff_a), parse_patch(diff_b))
+    ]
+
+
 def compare_files(
     diff_a: str | bytes,
     diff_b: str | bytes,
@@ -213,8 +260,11 @@ def compare_files(
     old_files: Mapping[str, str | bytes] | None = None,
     options: RenderOptions | None = None,
 ) -> list[tuple[str, RenderedFile | None, RenderedFile | None]]:
-    """Align two candidates' files by path (a's order first, then files only b touched)."""
-    a = {f.path: f for f in render_patch(diff_a, old_files=old_files, options=options)}
-    b = {f.path: f for f in render_patch(diff_b, old_files=old_files, options=options)}
-    paths = list(a) + [p for p in b if p not in a]
-    return [(p, a.get(p), b.get(p)) for p in paths]
+    """Render and align two candidates' files (path, a's rendering, b's rendering)."""
+    rows = compare_rows(
+        diff_a,
+        diff_b,
+        render_patch(diff_a, old_files=old_files, options=options),
+        render_patch(diff_b, old_files=old_files, options=options),
+    )
+    return [(r.path, r.a, r.b) for r in rows]
