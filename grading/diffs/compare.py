@@ -3,9 +3,10 @@
 Both candidates patch the same base, so their changes can be matched in the base's coordinates
 without the base itself: a removed line is the base line it removes (its old line number), and an
 added line is its text plus the base line it is inserted before (the "anchor"), counted when the
-same text is added twice at one anchor. A change both candidates make is shared; the rest is
-unique to one side. Consecutive changed lines with the same status form one `Block`, so the
-result reads like a small diff: "only A replaces base line 40 with ...", "both add ... before 12".
+same text is added twice at one anchor; content is compared without a CRLF's carriage return.
+A change both candidates make is shared; the rest is unique to one side. Consecutive changed
+lines with the same status form one `Block`, so the result reads like a small diff: "only A
+removes base line 40 and adds ... before 41".
 
 Files are matched by their post-patch path (`FileDiff.path`), as the reviewer's page shows them;
 a rename to different names is two files.
@@ -21,8 +22,9 @@ from typing import Literal
 from grading.diffs.model import FileDiff, LineKind, Patch
 
 Status = Literal["shared", "only_a", "only_b"]
-# ("-", old line number) or ("+", anchor, content, occurrence)
-_Key = tuple[str, int] | tuple[str, int, str, int]
+# (kind, base line, content, occurrence): a removal's content comes from the base, so it only
+# differs between candidates whose patches disagree about the base (then they are not shared).
+_Key = tuple[str, int, str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,16 +95,13 @@ def changed_lines(file: FileDiff) -> Iterator[ChangedLine]:
 def _keyed(file: FileDiff | None) -> list[tuple[_Key, ChangedLine]]:
     if file is None:
         return []
-    seen: Counter[tuple[int, str]] = Counter()
+    seen: Counter[tuple[str, int, str]] = Counter()
     out: list[tuple[_Key, ChangedLine]] = []
     for ln in changed_lines(file):
-        key: _Key
-        if ln.kind == "-":
-            key = ("-", ln.base_line)
-        else:
-            seen[(ln.base_line, ln.content)] += 1
-            key = ("+", ln.base_line, ln.content, seen[(ln.base_line, ln.content)])
-        out.append((key, ln))
+        seen[(ln.kind, ln.base_line, ln.content)] += 1
+        out.append(
+            ((ln.kind, ln.base_line, ln.content, seen[(ln.kind, ln.base_line, ln.content)]), ln)
+        )
     return out
 
 

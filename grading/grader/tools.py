@@ -273,6 +273,49 @@ class Toolbox:
             f"candidates {a} and {b} file list", "\n".join(rows)
         )
 
+    def _t_compare_candidates(
+        self, *, a: str, b: str, file: str | None = None, start: int = 1, entry: ToolLogEntry
+    ) -> str:
+        self._cand(a), self._cand(b)
+        if a == b:
+            raise ToolError("name two different candidates")
+        files = compare_patches(self.diffs[a], self.diffs[b])
+        if file is not None:
+            files = [
+                fc for fc in files
+                if file == fc.path or file in {f.old_path for f in (fc.a, fc.b) if f is not None}
+            ]  # fmt: skip
+            if not files:
+                raise ToolError(f"neither {a} nor {b} changes {file!r}")
+        rows = render.comparison_rows(files, a, b)
+        if start > len(rows):
+            raise ToolError(f"start={start} is past the last row ({len(rows)})")
+        n = render.fit([r for _, r in rows[start - 1 :]], self.output_cap)
+        last = start + n - 1
+        first_path, first_row = rows[start - 1]
+        same = sum(fc.identical for fc in files)
+        head = (
+            f"compare {a} vs {b}: {len(files)} files, {same} changed the same way by both; "
+            f"rows {start}-{last} of {len(rows)}. Per file, the changed lines only one of them "
+            "makes (-: removes that base line, +: adds a line before it; a candidate's lines "
+            "are its post-patch line numbers, usable as post-side evidence)."
+        )
+        if not first_row.startswith("== "):
+            head += " The page starts inside a file; its path is the first line below."
+        body = render.untrusted(
+            f"candidates {a} and {b} compared",
+            "\n".join(
+                ([f"(continuing {first_path})"] if not first_row.startswith("== ") else [])
+                + [render.clip_line(r, self.output_cap) for _, r in rows[start - 1 : last]]
+            ),
+        )
+        if last < len(rows):
+            body += (
+                f"\n[truncated: rows {start}-{last} of {len(rows)}; "
+                f"call again with start={last + 1}]"
+            )
+        return head + "\n" + body
+
     def _redacted(self, event: Event) -> Event:
         """The one place trajectory events pass before the grader sees or searches them."""
         return self.redact_event(event) if self.redact_event is not None else event
