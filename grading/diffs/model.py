@@ -116,43 +116,32 @@ class FileDiff:
 
     @property
     def lines_added(self) -> int:
-        return sum(1 for h in self.hunks for ln in h.lines if ln.kind == "+")
+        return sum(1 for _ in self.lines_of("+"))
 
     @property
     def lines_removed(self) -> int:
-        return sum(1 for h in self.hunks for ln in h.lines if ln.kind == "-")
+        return sum(1 for _ in self.lines_of("-"))
+
+    def lines_of(self, kind: LineKind) -> Iterator[Line]:
+        return (ln for h in self.hunks for ln in h.lines if ln.kind == kind)
 
     @cached_property
     def added(self) -> dict[int, str]:
         """Post-patch line number -> content of every added line."""
-        return {
-            ln.new_no: ln.content
-            for h in self.hunks
-            for ln in h.lines
-            if ln.kind == "+" and ln.new_no is not None
-        }
+        return {ln.new_no: ln.content for ln in self.lines_of("+") if ln.new_no is not None}
 
     @cached_property
     def removed(self) -> dict[int, str]:
         """Pre-patch line number -> content of every removed line."""
-        return {
-            ln.old_no: ln.content
-            for h in self.hunks
-            for ln in h.lines
-            if ln.kind == "-" and ln.old_no is not None
-        }
+        return {ln.old_no: ln.content for ln in self.lines_of("-") if ln.old_no is not None}
 
     @cached_property
     def context_pre(self) -> frozenset[int]:
-        return frozenset(
-            ln.old_no for h in self.hunks for ln in h.lines if ln.kind == " " and ln.old_no
-        )
+        return frozenset(ln.old_no for ln in self.lines_of(" ") if ln.old_no is not None)
 
     @cached_property
     def context_post(self) -> frozenset[int]:
-        return frozenset(
-            ln.new_no for h in self.hunks for ln in h.lines if ln.kind == " " and ln.new_no
-        )
+        return frozenset(ln.new_no for ln in self.lines_of(" ") if ln.new_no is not None)
 
     def has_lines(self, side: Side, start: int, end: int) -> bool:
         """Whether every line in [start, end] is shown by the diff on that side: added or

@@ -8,7 +8,7 @@ differently from what its statistics say.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from grading.diffs import ChangeKind, parse_patch
 
@@ -35,29 +35,17 @@ class FileStats:
 
 @dataclass(frozen=True)
 class PatchStats:
+    """The columns of a stored patch: a compact summary, so an import holding thousands of
+    records keeps counts, not parsed lines."""
+
     sha256: str
     size: int
-    files: tuple[FileStats, ...] = field(default_factory=tuple)
-
-    @property
-    def lines_added(self) -> int:
-        return sum(f.lines_added for f in self.files)
-
-    @property
-    def lines_removed(self) -> int:
-        return sum(f.lines_removed for f in self.files)
-
-    @property
-    def hunks(self) -> int:
-        return sum(f.hunks for f in self.files)
-
-    @property
-    def has_binary(self) -> bool:
-        return any(f.is_binary for f in self.files)
-
-    @property
-    def touches_tests(self) -> bool:
-        return any(f.is_test for f in self.files)
+    files: tuple[FileStats, ...]
+    lines_added: int
+    lines_removed: int
+    hunks: int
+    has_binary: bool
+    touches_tests: bool
 
 
 def sha256_of(data: bytes) -> str:
@@ -71,24 +59,32 @@ def patch_stats(data: bytes) -> PatchStats:
     or hunks shorter than their headers (what unidiff, the reference it is tested against,
     refuses too).
     """
-    files: list[FileStats] = []
+    patch = parse_patch(data)
     if data.strip():
-        patch = parse_patch(data)
         if patch.problems:
             raise PatchParseError("; ".join(patch.problems[:3]))
         if not patch.files:
             raise PatchParseError("no file headers (---/+++ or diff --git) found")
-        files = [
-            FileStats(
-                source_path=f.old_path or "",
-                target_path=f.new_path or "",
-                change=f.change,
-                is_binary=f.is_binary,
-                is_test=f.is_test,
-                hunks=len(f.hunks),
-                lines_added=f.lines_added,
-                lines_removed=f.lines_removed,
-            )
-            for f in patch.files
-        ]
-    return PatchStats(sha256=sha256_of(data), size=len(data), files=tuple(files))
+    files = tuple(
+        FileStats(
+            source_path=f.old_path or "",
+            target_path=f.new_path or "",
+            change=f.change,
+            is_binary=f.is_binary,
+            is_test=f.is_test,
+            hunks=len(f.hunks),
+            lines_added=f.lines_added,
+            lines_removed=f.lines_removed,
+        )
+        for f in patch.files
+    )
+    return PatchStats(
+        sha256=sha256_of(data),
+        size=len(data),
+        files=files,
+        lines_added=patch.lines_added,
+        lines_removed=patch.lines_removed,
+        hunks=patch.hunk_count,
+        has_binary=any(f.is_binary for f in files),
+        touches_tests=any(f.is_test for f in files),
+    )

@@ -7,9 +7,7 @@ grader's tools, in tests/grader_core/test_tools.py).
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,26 +16,10 @@ from unidiff.errors import UnidiffParseError
 
 from grading.diffs import is_test_path, parse_patch
 from grading.domain.patches import PatchParseError, patch_stats
+from tests.diffs._data import swebench_patches
 from tests.diffs.hostile_corpus import AGREE, OURS
 
-GROUPS_FILE = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "swebench-groups"
-) / "groups.jsonl"
-
-
-def _real_patches() -> list[tuple[str, str]]:
-    if not GROUPS_FILE.exists():
-        return []
-    out = []
-    for line in GROUPS_FILE.read_text(encoding="utf-8").splitlines():
-        group = json.loads(line)
-        name = group["instance_id"]
-        out += [(f"{name}#{n}", c["patch"]) for n, c in enumerate(group["candidates"])]
-        out += [(f"{name}:gold", group["gold_patch"]), (f"{name}:test", group["test_patch"])]
-    return out
-
-
-REAL = _real_patches()
+REAL = swebench_patches(with_task_patches=True)
 
 
 def _strip(name: str | None, prefix: str) -> str | None:
