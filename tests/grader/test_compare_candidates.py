@@ -84,3 +84,13 @@ def test_a_model_compares_candidates_page_by_page_and_grades(sleeps) -> None:  #
     pair = [e for e in firsts if {e.arguments["a"], e.arguments["b"]} == {t2, t3}]
     (twin,) = pair  # adjacent in this seed's alias order
     assert "the same change in both" in twin.output and "src/extra.py: only" in twin.output
+
+
+def test_the_paper_group_patches_are_well_formed() -> None:
+    """Its docstring promises diffs unidiff reads; one hunk header once overstated its counts,
+    which the grader's old unidiff index answered with no files at all for that candidate."""
+    import unidiff
+
+    for cand in paper_group(seed=0).candidates:
+        assert parse_patch(cand.patch).problems == (), cand.key
+        assert len(unidiff.PatchSet(cand.patch)) == len(parse_patch(cand.patch).files)
