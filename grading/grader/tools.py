@@ -288,6 +288,8 @@ class Toolbox:
             if not files:
                 raise ToolError(f"neither {a} nor {b} changes {file!r}")
         rows = render.comparison_rows(files, a, b)
+        if not rows:
+            return f"compare {a} vs {b}: neither changes any file."
         if start > len(rows):
             raise ToolError(f"start={start} is past the last row ({len(rows)})")
         n = render.fit([r for _, r in rows[start - 1 :]], self.output_cap)

@@ -298,3 +298,9 @@ def test_compare_candidates_one_file_and_refusals(box: Toolbox) -> None:
     assert none.is_error and "neither" in none.content
     past = box.call("compare_candidates", {"a": r, "b": s, "start": 999})
     assert past.is_error and "past the last row" in past.content
+
+
+def test_compare_candidates_of_two_empty_patches(fx: Fixture) -> None:
+    cands = {"A": CandidateInput("a", "", False), "B": CandidateInput("b", "\n", False)}
+    out = Toolbox(fx.group(repo=False), cands).call("compare_candidates", {"a": "A", "b": "B"})
+    assert not out.is_error and "neither changes any file" in out.content
