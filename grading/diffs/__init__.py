@@ -8,7 +8,16 @@ changed.
 """
 
 from grading.diffs.compare import Block, ChangedLine, FileComparison, compare_file, compare_patches
-from grading.diffs.model import ChangeKind, FileDiff, Hunk, Line, LineKind, Patch, is_test_path
+from grading.diffs.model import (
+    ChangeKind,
+    FileDiff,
+    Hunk,
+    Line,
+    LineKind,
+    Patch,
+    in_test_dir,
+    is_test_path,
+)
 from grading.diffs.parse import decode_diff, parse_patch
 
 __all__ = [
@@ -24,6 +33,7 @@ __all__ = [
     "compare_file",
     "compare_patches",
     "decode_diff",
+    "in_test_dir",
     "is_test_path",
     "parse_patch",
 ]

@@ -17,10 +17,12 @@ ChangeKind = Literal["added", "modified", "deleted", "renamed"]
 LineKind = Literal[" ", "-", "+"]
 Side = Literal["pre", "post"]
 
-# Paths that hold tests in the ecosystems SWE-style tasks come from (Python, JS/TS, Go, Ruby).
+# Paths that hold tests in the ecosystems SWE-style tasks come from (Python, JS/TS, Go, Ruby):
+# by directory, or by file name.
+_TEST_DIR = r"(^|/)(tests?|testing|spec|__tests__)/"
+_TEST_DIR_RE = re.compile(_TEST_DIR)
 _TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing|spec|__tests__)/"
-    r"|(^|/)test_[^/]*\.py$"
+    _TEST_DIR + r"|(^|/)test_[^/]*\.py$"
     r"|_tests?\.py$"
     r"|(^|/)conftest\.py$"
     r"|\.(test|spec)\.[jt]sx?$"
@@ -31,6 +33,11 @@ _TEST_PATH = re.compile(
 def is_test_path(path: str) -> bool:
     """Whether a repository path holds tests (by directory or by file-name convention)."""
     return bool(_TEST_PATH.search(path))
+
+
+def in_test_dir(path: str) -> bool:
+    """Whether a path lies in a test directory (whatever the file's own name)."""
+    return bool(_TEST_DIR_RE.search(path))
 
 
 @dataclass(frozen=True, slots=True)

@@ -310,19 +310,36 @@ def test_blindness_walk_over_every_response(client, db, reviewer, other_reviewer
 
 
 def test_compare_mode_aligns_files_and_says_what_differs(client, reviewer, assignment):
-    """Compare mode aligns and summarises files with the shared candidate compare."""
+    """Compare mode aligns and summarises files with the shared candidate compare, on the
+    redacted text the reviewer sees."""
+    from grading.diffs import compare_patches, parse_patch
+    from review.content import assignment_redactor
+
     client.force_login(reviewer)
-    a, b = list(assignment.candidates.all())[:2]
+    redactor = assignment_redactor(assignment=assignment)
+    cands = sorted(assignment.candidates.all(), key=lambda c: c.alias)
+    parsed = {c.token: parse_patch(redactor(c.attempt.patch.text)) for c in cands}
+    pairs = [
+        (x, y)
+        for x in cands
+        for y in cands
+        if x.alias < y.alias and set(parsed[x.token].paths) & set(parsed[y.token].paths)
+    ]
+    assert pairs  # the sample has candidates that edit the same file
     url = reverse("review:compare", args=[assignment.pk])
-    page = client.get(url, {"a": a.token, "b": b.token}).content.decode()
-    paths = sorted(
-        {f.path for f in a.attempt.patch.files.all()}
-        | {f.path for f in b.attempt.patch.files.all()}
-    )
-    for path in paths:
-        assert f'<h2 class="rv-compare-path">{path}</h2>' in page
-    assert "only on the left" in page or "Both candidates make the same change" in page
+    for a, b in pairs:
+        page = client.get(url, {"a": a.token, "b": b.token}).content.decode()
+        for fc in compare_patches(parsed[a.token], parsed[b.token]):
+            assert f'<h2 class="rv-compare-path">{fc.path}</h2>' in page
+            if fc.a is None or fc.b is None:
+                continue
+            summary = (
+                "Both candidates make the same change here."
+                if fc.identical
+                else f"{fc.count('shared')} changed lines shared, {fc.count('only_a')} only on "
+                f"the left, {fc.count('only_b')} only on the right."
+            )
+            assert summary in page, (a.alias, b.alias, fc.path)
+    a = cands[0]
     same = client.get(url, {"a": a.token, "b": a.token}).content.decode()
-    assert same.count("Both candidates make the same change here.") == len(
-        {f.path for f in a.attempt.patch.files.all()}
-    )
+    assert same.count("Both candidates make the same change here.") == len(parsed[a.token].files)
