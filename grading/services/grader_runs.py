@@ -236,6 +236,17 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
     beat = _Heartbeat(run_id, delivery, settings.GAGAR_GRADER_HEARTBEAT_S)
     beat.start()
     started = time.monotonic()
+    logger.info(
+        "grader run started",
+        extra={
+            "event": "grading.start",
+            "run_id": run_id,
+            "group_id": run.group_id,
+            "grader_config": config.name,
+            "delivery": delivery,
+            "candidates": len(group.candidates),
+        },
+    )
     try:
         outcome = run_grader(
             group,
@@ -284,6 +295,10 @@ def _release(run_id: int, delivery: int, reason: str) -> None:
 def _finish_failed(run_id: int, delivery: int, reason: str) -> None:
     GraderRun.objects.filter(pk=run_id, status=Status.RUNNING, deliveries=delivery).update(
         status=Status.FAILED, finished_at=timezone.now(), failure_reason=reason
+    )
+    logger.warning(
+        "grader run failed",
+        extra={"event": "grading.failure", "run_id": run_id, "reason": reason[:500]},
     )
 
 
@@ -375,6 +390,24 @@ def _finish(
         else:
             run.status, run.failure_reason = Status.FAILED, outcome.reason or "no verdict"
         run.save()
+    logger.log(
+        logging.INFO if run.status == Status.SUCCEEDED else logging.WARNING,
+        "grader run finished",
+        extra={
+            "event": "grading.finish" if run.status == Status.SUCCEEDED else "grading.failure",
+            "run_id": run_id,
+            "group_id": run.group_id,
+            "grader_config_id": run.config_id,
+            "status": run.status,
+            "reason": run.failure_reason[:500],
+            "duration_ms": round(latency_s * 1000),
+            "llm_calls": use.llm_calls,
+            "tool_calls": use.tool_calls,
+            "input_tokens": use.input_tokens,
+            "output_tokens": use.output_tokens,
+            "cost_usd": float(run.cost_usd) if run.cost_usd is not None else None,
+        },
+    )
 
 
 def grader_runs_reap() -> list[int]:
