@@ -104,6 +104,21 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# A connection pool per process (Django's psycopg pool): GAGAR_DB_POOL_MAX > 0 bounds the
+# connections a process holds however many threads use it. A `grading` worker on a threads pool
+# sets it (docs/deployment.md): its runs hand their connection back between database steps.
+# 0 (the default) keeps one connection per thread, as before.
+GAGAR_DB_POOL_MAX = env_int("GAGAR_DB_POOL_MAX", 0)
+if GAGAR_DB_POOL_MAX > 0:
+    if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfiguredEnv("GAGAR_DB_POOL_MAX needs PostgreSQL")
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # pooled connections are never kept per thread
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": GAGAR_DB_POOL_MAX,
+        # A run waits this long for a free connection before its step fails.
+        "timeout": 120,
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web process read while a worker writes; the timeout rides out short locks.
     DATABASES["default"]["OPTIONS"] = {
