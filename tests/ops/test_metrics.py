@@ -4,14 +4,13 @@ durations, tokens and cost per configuration, fallback share, import volume and 
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import redis
 from prometheus_client.parser import text_string_to_metric_families
 
 from grading.models import GraderRun
 from grading.services.advantages import group_advantages_refresh
+from tests._env import redis_url
 from tests.training.builders import config, grade, import_groups, step_group
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +41,7 @@ def test_metrics_are_refused_outside_the_allowed_networks_without_the_token(clie
 
 @pytest.mark.redis
 def test_metrics_report_queues_runs_cost_fallbacks_imports_and_latency(client, settings):
-    url = os.environ.get("GAGAR_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    url = redis_url()
     settings.CELERY_BROKER_URL = url
     queue = "grading"  # this test's own Redis database: nothing else uses its queues
     broker = redis.Redis.from_url(url)
