@@ -16,6 +16,7 @@ from grading.models.rollouts import Attempt, Group
 
 class GraderConfig(models.Model):
     class Backend(models.TextChoices):
+        ANALYSIS = "analysis", "Analysis (fitted, offline)"
         HEURISTIC = "heuristic"
         OPENAI = "openai", "OpenAI-compatible"
         ANTHROPIC = "anthropic"
