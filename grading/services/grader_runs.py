@@ -54,17 +54,18 @@ class ClaimLostError(Exception):
 
 
 def grader_config_default() -> GraderConfig:
-    """The configuration named by the environment: heuristic unless an endpoint is configured.
+    """The configuration named by the environment: the analysis grader unless an endpoint is
+    configured (GAGAR_GRADER_BACKEND=heuristic selects the heuristic one).
 
     GAGAR_GRADER_BASE_URL alone switches to an OpenAI-compatible server (its model is discovered
     when GAGAR_GRADER_MODEL is unset); GAGAR_GRADER_BACKEND=anthropic selects Anthropic.
     """
     env = config_from_env(os.environ)
     base_url = env.get("base_url", "")
-    backend = env.get("backend") or ("openai" if base_url else GraderConfig.Backend.HEURISTIC)
+    backend = env.get("backend") or ("openai" if base_url else GraderConfig.Backend.ANALYSIS)
     model = env.get("model", "")
-    if backend == GraderConfig.Backend.HEURISTIC:
-        name, model, base_url = "default:heuristic", "", ""
+    if backend in (GraderConfig.Backend.ANALYSIS, GraderConfig.Backend.HEURISTIC):
+        name, model, base_url = f"default:{backend}", "", ""
     else:
         digest = hashlib.sha256(f"{backend}\n{model}\n{base_url}".encode()).hexdigest()[:10]
         name = f"default:{backend}:{model or 'auto'}"[:88] + f":{digest}"

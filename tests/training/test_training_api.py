@@ -35,7 +35,7 @@ def test_it_submits_a_step_and_requests_grading_of_every_group(client):
     response = submit(client, step_group("t-1"), step_group("t-2"))
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["grader_config"] == "default:heuristic"
+    assert body["grader_config"] == "default:analysis"
     ids = [g["id"] for g in body["groups"]]
     runs = GraderRun.objects.filter(group_id__in=ids)
     assert runs.count() == 2 and {g["grader_run_id"] for g in body["groups"]} == set(

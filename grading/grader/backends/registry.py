@@ -16,7 +16,8 @@ A configuration adds backend options (`GraderConfig.options`), with defaults fro
 `thinking_budget` (Anthropic). The analysis backend takes `fit` (the JSON text of a fitted
 artefact, `gagar.analysis-fit.v1`); without one it uses the shipped default fit.
 
-With no backend named, the offline heuristic grader is used: it needs no model endpoint.
+With no backend named, the offline analysis grader is used (the shipped fit): it needs no model
+endpoint. The heuristic grader stays selectable (`heuristic`) for comparison.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ ENV_VARS: dict[str, str] = {
     "max_retries": "GAGAR_GRADER_MAX_RETRIES",
     "transcript": "GAGAR_GRADER_TRANSCRIPT",
 }
-DEFAULT_BACKEND = "heuristic"
+DEFAULT_BACKEND = "analysis"
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 
