@@ -1,6 +1,13 @@
 """Rollouts (`rollouts`), grader runs and verdicts (`grader`)."""
 
-from grading.models.grader import CandidateGrade, GraderConfig, GraderEvent, GraderRun
+from grading.models.grader import (
+    CandidateGrade,
+    GraderApproval,
+    GraderConfig,
+    GraderEvent,
+    GraderFit,
+    GraderRun,
+)
 from grading.models.rollouts import (
     ApiToken,
     Attempt,
@@ -19,8 +26,10 @@ __all__ = [
     "ApiToken",
     "Attempt",
     "CandidateGrade",
+    "GraderApproval",
     "GraderConfig",
     "GraderEvent",
+    "GraderFit",
     "GraderRun",
     "Group",
     "GroupAdvantages",

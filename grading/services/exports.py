@@ -23,6 +23,11 @@ import pyarrow.parquet as pq
 from django.utils import timezone
 
 from grading.models import GraderConfig, Group, GroupAdvantages
+from grading.selectors_gate import (
+    grader_approval_state,
+    grader_fit_artefact,
+    grader_fit_version,
+)
 from grading.selectors_training import (
     ATTEMPT_COLUMNS,
     GROUP_COLUMNS,
@@ -293,6 +298,11 @@ def advantages_export(
                 "temperature": config.temperature,
                 "seed": config.seed,
                 "advantage_params": params.as_json(),
+                # The fitted artefact it grades with (analysis backend) and its gate decision.
+                "analysis_fit": grader_fit_artefact(
+                    config=config, version=grader_fit_version(config=config)
+                ),
+                "approval": grader_approval_state(config=config).as_json(),
             }
         ],
         "invariants": {

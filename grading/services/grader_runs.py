@@ -225,6 +225,8 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
         sandbox = sandbox_for(task_id=task.external_id, task_metadata=task.metadata or {})
         window, pricing = context_window_for(config, backend), pricing_for(config)
         version = prompts.resolve(config.prompt_version)
+        fit = getattr(backend, "fit", None)  # the analysis backend's fitted artefact
+        fit_version = str(getattr(fit, "version", ""))
     except (BackendConfigError, ValueError, TypeError, RuntimeError) as exc:
         _finish_failed(run_id, delivery, f"configuration: {exc}")
         return
@@ -273,6 +275,7 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
         prompt_version=version,
         priced=pricing.known,
         source=source,
+        fit_version=fit_version,
     )
 
 
@@ -345,6 +348,7 @@ def _finish(
     prompt_version: str,
     priced: bool,
     source: tuple[bool, str],
+    fit_version: str = "",
 ) -> None:
     # The run may have kept this connection idle for many minutes: reconnect if the server
     # dropped it (never inside a caller's transaction, e.g. a test's).
@@ -367,6 +371,7 @@ def _finish(
         run.llm_calls, run.tool_calls = use.llm_calls, use.tool_calls
         run.cost_usd = run_cost(use.cost_usd, run.abandoned_cost_usd) if priced else None
         run.prompt_version = prompt_version
+        run.fit_version = fit_version
         run.alias_map = outcome.alias_map
         run.problems = [str(p) for p in outcome.problems]
         run.has_source, run.source_note = source
