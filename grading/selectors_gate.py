@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grading.grader.analysis.model import load_default_fit
-from grading.models import GraderApproval, GraderConfig, GraderFit
+from grading.models import GraderApproval, GraderConfig, GraderFit, Run
 
 
 @dataclass(frozen=True)
@@ -86,3 +86,50 @@ def grader_approval_states(*, configs: Iterable[GraderConfig]) -> dict[int, Appr
 def grader_approvals_recent(*, limit: int = 50) -> list[GraderApproval]:
     """The newest gate decisions, for the dashboard table."""
     return list(GraderApproval.objects.select_related("config").order_by("-created_at")[:limit])
+
+
+def run_grader_config(*, group_ids: Iterable[int]) -> GraderConfig | None:
+    """The configuration pinned to the groups' training run (None: unpinned, or several runs)."""
+    runs = list(
+        Run.objects.filter(steps__groups__pk__in=list(group_ids))
+        .select_related("grader_config")
+        .distinct()
+    )
+    return runs[0].grader_config if len(runs) == 1 else None
+
+
+@dataclass(frozen=True)
+class GateRow:
+    """One gate decision as the dashboard lists it."""
+
+    config: str
+    passed: bool
+    basis: str
+    fit_version: str
+    campaigns: list[str]
+    figures: dict[str, dict[str, float | None]]  # statistic -> estimate, low, high
+    thresholds: dict[str, float]
+    failures: list[str]
+    decided_by: str
+    decided_at: str
+
+
+def grader_gate_overview(*, limit: int = 50) -> tuple[list[ApprovalState], list[GateRow]]:
+    """Every configuration's approval state, and the newest gate decisions with their figures."""
+    configs = list(GraderConfig.objects.order_by("name"))
+    rows = [
+        GateRow(
+            a.config.name,
+            a.passed,
+            GraderApproval.Basis(a.basis).label,
+            a.fit_version,
+            list(a.campaigns or []),
+            dict((a.figures or {}).get("stats", {})),
+            dict(a.thresholds or {}),
+            list(a.failures or []),
+            a.decided_by,
+            a.created_at.isoformat(timespec="minutes"),
+        )
+        for a in grader_approvals_recent(limit=limit)
+    ]
+    return [grader_approval_state(config=c) for c in configs], rows

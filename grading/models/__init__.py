@@ -7,6 +7,7 @@ from grading.models.grader import (
     GraderEvent,
     GraderFit,
     GraderRun,
+    RunGraderSwitch,
 )
 from grading.models.rollouts import (
     ApiToken,
@@ -37,6 +38,7 @@ __all__ = [
     "Patch",
     "PatchFile",
     "Run",
+    "RunGraderSwitch",
     "Step",
     "Task",
     "Trajectory",

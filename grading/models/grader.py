@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from grading.models.rollouts import Attempt, Group
+from grading.models.rollouts import Attempt, Group, Run
 
 
 class GraderConfig(models.Model):
@@ -264,3 +264,22 @@ class GraderApproval(models.Model):
 
     def __str__(self) -> str:
         return f"{self.config}: {'passed' if self.passed else 'not passed'} ({self.basis})"
+
+
+class RunGraderSwitch(models.Model):
+    """A training run moved to another grader configuration on request (never implicitly)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="grader_switches")
+    from_config = models.ForeignKey(
+        GraderConfig, on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
+    to_config = models.ForeignKey(GraderConfig, on_delete=models.PROTECT, related_name="+")
+    at_step = models.PositiveIntegerField(null=True, blank=True)
+    requested_by = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run_id", "created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.run}: {self.from_config} -> {self.to_config}"

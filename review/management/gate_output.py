@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+from django.core.management.base import CommandError
+
+from grading.models import GraderConfig
+from grading.selectors_training import grader_config_by_name
+from grading.services.grader_runs import grader_config_default
 from review.services.grader_gate import GateReport
 from review.stats.bootstrap import BootstrapCI
 
 COLUMNS = ("kappa", "concordance", "t3_recall", "exact", "alpha", "tau_b", "top1")
+
+
+def config_named(name: str) -> GraderConfig:
+    """A configuration by name; `default` is the server's default one (made if need be)."""
+    if name == "default":
+        return grader_config_default()
+    try:
+        return grader_config_by_name(name=name)
+    except GraderConfig.DoesNotExist as exc:
+        raise CommandError(f"unknown grader configuration {name!r}") from exc
 
 
 def _cell(ci: BootstrapCI | None) -> str:

@@ -135,8 +135,8 @@ def test_a_step_fetch_costs_the_same_queries_for_2_or_12_groups(client):
             body = client.get(step_url(step=step, query="?config=test-config")).json()
         assert body["counts"]["graded"] == n
         counts.append(len(ctx.captured_queries))
-    # token, step, group ids, config, grading states, stored keys, the fetch.
-    assert counts == [7, 7]
+    # token, step, group ids, config, its approval, grading states, stored keys, the fetch.
+    assert counts == [8, 8]
 
 
 def test_bad_parameters_and_unknown_steps_are_refused(client):

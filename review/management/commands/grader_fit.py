@@ -7,9 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from grading.models import GraderConfig
-from grading.selectors_training import grader_config_by_name
-from review.management.gate_output import render
+from review.management.gate_output import config_named, render
 from review.selectors_gate import GateInputError
 from review.services.grader_gate import grader_fit_create
 
@@ -22,15 +20,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--config", required=True, help="an analysis grader configuration")
+        parser.add_argument("--config", required=True, help="a configuration name, or default")
         parser.add_argument("--campaign", nargs="+", required=True, help="campaign names")
         parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        try:
-            config = grader_config_by_name(name=opts["config"])
-        except GraderConfig.DoesNotExist as exc:
-            raise CommandError(f"unknown grader configuration {opts['config']!r}") from exc
+        config = config_named(opts["config"])
         if opts["resamples"] < 1:
             raise CommandError("--resamples must be at least 1")
         try:
