@@ -53,6 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grading.diffs import parse_patch  # noqa: E402
+from grading.grader.analysis.backend import AnalysisBackend  # noqa: E402
 from grading.grader.analysis.catalogue import FEATURES, GROUPS  # noqa: E402
 from grading.grader.analysis.devset import Task, load  # noqa: E402
 from grading.grader.analysis.engine import analyse_group  # noqa: E402
@@ -66,13 +67,21 @@ from grading.grader.analysis.fit import (  # noqa: E402
 from grading.grader.analysis.fit_default import SETTINGS, samples  # noqa: E402
 from grading.grader.analysis.model import load_default_fit  # noqa: E402
 from grading.grader.heuristic_rules import extract, literals, score_group  # noqa: E402
-from grading.grader.inputs import Rubric  # noqa: E402
+from grading.grader.inputs import (  # noqa: E402
+    CandidateInput,
+    GroupInput,
+    Rubric,
+    TaskInput,
+)
+from grading.grader.loop import run_grader  # noqa: E402
 from review.analysis_fit import ratings  # noqa: E402
 from review.stats.gate import (  # noqa: E402
     Ratings,
     agreement_with_ci,
     paired_difference_with_ci,
 )
+from review.stats.gate_report import random_mean  # noqa: E402
+from review.stats.gate_report import smaller_diff as gate_smaller_diff  # noqa: E402
 
 Preds = dict[tuple[str, str], Prediction]
 Reader = Callable[[str], str | None]
@@ -109,17 +118,9 @@ def _alias(i: int) -> str:
 
 
 def smaller_diff(base: list[Sample]) -> Preds:
-    """The issue's baseline: order by changed lines (ties tie), tiers by the group's thirds."""
-    out: Preds = {}
-    for task in sorted({s.task for s in base}):
-        group = [s for s in base if s.task == task]
-        tier = {s.key: 1 + min(2, 3 * sum(o.size < s.size for o in group) // len(group))
-                for s in group}  # fmt: skip
-        for s in group:
-            sizes = {o.size for o in group if tier[o.key] == tier[s.key]}
-            rank_in_tier = 1 + sum(v < s.size for v in sizes)  # equal sizes share a rank
-            out[(task, s.key)] = Prediction(float(s.size), tier[s.key], rank_in_tier)
-    return out
+    """The issue's baseline (`review.stats.gate_report`, which the gate prints too)."""
+    sizes = {(s.task, s.key): s.size for s in base}
+    return {k: Prediction(float(sizes[k]), t, r) for k, (t, r) in gate_smaller_diff(base).items()}
 
 
 def smaller_diff_fitted(base: list[Sample]) -> Preds:
@@ -128,22 +129,6 @@ def smaller_diff_fitted(base: list[Sample]) -> Preds:
     sized = [Sample(s.task, s.key, {"log_size": math.log1p(s.size)}, s.labels, s.size, s.same)
              for s in base]  # fmt: skip
     return leave_one_task_out(sized, features=["log_size"], **SETTINGS)
-
-
-def random_mean(base: list[Sample], draws: int = 200) -> dict[str, float]:
-    rng = np.random.default_rng(0)
-    tasks = [s.task for s in base]
-    _, cons = ratings(base, {(s.task, s.key): Prediction(0, 1, 1) for s in base})
-    shares = np.bincount(np.asarray(cons.tier, dtype=int), minlength=4)[1:] / len(base)
-    totals: dict[str, list[float]] = {}
-    for _ in range(draws):
-        tier = rng.choice([1, 2, 3], size=len(base), p=shares)
-        key = tier * 1000 + rng.permutation(len(base))
-        stats = agreement_with_ci(Ratings(tier, key), cons, tasks, n_resamples=1, seed=0)
-        for name, ci in stats.items():
-            if ci.estimate is not None:
-                totals.setdefault(name, []).append(ci.estimate)
-    return {name: float(np.mean(v)) for name, v in totals.items()}
 
 
 def rater(base: list[Sample], name: str) -> Ratings:
@@ -267,7 +252,7 @@ def main() -> int:
     graders: dict[str, Preds] = {
         ANALYSIS: leave_one_task_out(with_ref, **SETTINGS),
         "analysis, reference withheld": leave_one_task_out(no_ref, **SETTINGS),
-        "heuristic (today's default)": heuristic(tasks),
+        "heuristic (the previous default)": heuristic(tasks),
         SMALLER: smaller_diff(with_ref),
         "smaller diff, fitted cuts (earlier variant)": smaller_diff_fitted(with_ref),
     }
@@ -361,8 +346,36 @@ def main() -> int:
     fit = load_default_fit()
     print(f"\n## Shipped fit {fit.version}: weights (reference mode), cuts {fit.reference.cuts}")
     print("  " + ", ".join(f"{k}={v:.2f}" for k, v in fit.reference.weights.items() if v))
+    print(f"\n## The analysis grader through the agent loop\n  {loop_agreement(tasks)}")
     _timing(args.data, args.mirrors)
     return 0
+
+
+def loop_group(task: Task) -> GroupInput:
+    """The task as the agent loop gets it from the service (no repository)."""
+    names = tuple(task.test_names)
+    return GroupInput(
+        TaskInput(task.problem_statement, None, task.base_commit, fail_to_pass=names,
+                  test_patch=task.test_patch, reference_patch=task.reference_patch,
+                  repo=task.repo, source_note="no source: benchmark"),
+        [CandidateInput(sha, text, True) for sha, text in sorted(task.patches.items())],
+    )  # fmt: skip
+
+
+def loop_agreement(tasks: list[Task]) -> str:
+    """Whether the AnalysisBackend, driven by the agent loop through its tools and the verdict
+    protocol, gives the engine's own tiers and ranks (shipped fit, reference given; tied
+    candidates may be listed in either order)."""
+    fit = load_default_fit()
+    same = 0
+    for t in tasks:
+        direct = analyse_group(t.analysis_input(), fit)
+        out = run_grader(loop_group(t), AnalysisBackend(fit), seed=0)
+        v = out.verdict or {}
+        got = {k: (c["tier"], c["rank_in_tier"]) for k, c in v.get("candidates", {}).items()}
+        want = {k: (r.tier, r.rank_in_tier) for k, r in direct.candidates.items()}
+        same += out.status == "ok" and got == want
+    return f"{same} of {len(tasks)} groups: the same tiers and ranks as the engine called directly"
 
 
 def _median_time(fn: Callable[[], object], runs: int = 5) -> float:
@@ -377,10 +390,14 @@ def _median_time(fn: Callable[[], object], runs: int = 5) -> float:
 def _timing(data: Path, mirrors: Path | None) -> None:
     task = next(t for t in load(data, reviewed_only=False) if t.instance_id == TIMED_GROUP)
     fit = load_default_fit()
+    group = loop_group(task)
     times = {
         "heuristic rules": _median_time(lambda: heuristic([task])),
         "analysis grader, patches only": _median_time(
             lambda: analyse_group(task.analysis_input(), fit)
+        ),
+        "analysis grader through the agent loop, patches only": _median_time(
+            lambda: run_grader(group, AnalysisBackend(fit), seed=0)
         ),
     }
     git_dir = mirror_dir(mirrors, task.repo) if mirrors else None

@@ -226,6 +226,16 @@ GAGAR_GRADER_REASONING_EFFORT = env_str("GAGAR_GRADER_REASONING_EFFORT", "")
 GAGAR_GRADER_THINKING_BUDGET = env_int("GAGAR_GRADER_THINKING_BUDGET", 0)
 # The model's context window when the server does not say (0 = ask the server, else 128k).
 GAGAR_GRADER_CONTEXT_WINDOW = env_int("GAGAR_GRADER_CONTEXT_WINDOW", 0)
+# The grader gate (issue 13): the figures a configuration must reach against the reviewers'
+# consensus, on a gold campaign it was not fitted on, to be approved for training (`manage.py
+# grader_eval --approve`). Per deployment; the defaults are the issue's κ and T3-recall targets
+# and a concordance above the "smaller diff" baseline's 0.84.
+GAGAR_GATE_MIN_KAPPA = env_float("GAGAR_GATE_MIN_KAPPA", 0.65)
+GAGAR_GATE_MIN_CONCORDANCE = env_float("GAGAR_GATE_MIN_CONCORDANCE", 0.85)
+GAGAR_GATE_MIN_T3_RECALL = env_float("GAGAR_GATE_MIN_T3_RECALL", 0.70)
+# On: the training API refuses configurations not approved for training (compose.yaml turns it
+# on). Off or on, every answer says which configuration graded each group and its approval.
+GAGAR_REQUIRE_APPROVED_GRADER = env_bool("GAGAR_REQUIRE_APPROVED_GRADER", False)
 _visibility = CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout")
 if isinstance(_visibility, int) and _visibility <= GAGAR_GRADER_TIME_LIMIT_S:
     raise ImproperlyConfiguredEnv(

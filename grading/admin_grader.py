@@ -17,7 +17,17 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from grading.admin import GroupAdmin
-from grading.models import Attempt, CandidateGrade, GraderConfig, GraderEvent, GraderRun, Group
+from grading.models import (
+    Attempt,
+    CandidateGrade,
+    GraderApproval,
+    GraderConfig,
+    GraderEvent,
+    GraderFit,
+    GraderRun,
+    Group,
+)
+from grading.selectors_gate import grader_approval_state, grader_fit_version
 from grading.selectors_grader import grader_run_transcript
 from grading.services.grader_runs import grader_runs_regrade
 
@@ -44,10 +54,77 @@ def _change_link(obj: Any, label: str) -> SafeString:
 class GraderConfigAdmin(admin.ModelAdmin[GraderConfig]):
     list_display = [
         "name", "backend", "model", "base_url", "prompt_version", "temperature", "seed",
-        "max_usd_per_run", "max_usd_per_day",
+        "max_usd_per_run", "max_usd_per_day", "current_fit", "approval",
     ]  # fmt: skip
     list_filter = ["backend"]
     search_fields = ["name", "model"]
+    readonly_fields = ["current_fit", "approval"]
+
+    @admin.display(description="fit")
+    def current_fit(self, obj: GraderConfig) -> str:
+        return grader_fit_version(config=obj) or "—"
+
+    @admin.display(description="approved for training")
+    def approval(self, obj: GraderConfig) -> str:
+        state = grader_approval_state(config=obj)
+        return f"{'yes' if state.approved else 'no'}: {state.reason}"
+
+
+@admin.register(GraderFit)
+class GraderFitAdmin(admin.ModelAdmin[GraderFit]):
+    """Fitted analysis-grader artefacts: made by `manage.py grader_fit`, never edited here."""
+
+    list_display = ["version", "config", "campaigns", "created_at"]
+    list_filter = ["config"]
+    search_fields = ["version", "config__name"]
+    fields = readonly_fields = (
+        "config", "version", "campaigns", "created_at", "weights", "held_out_figures", "artefact",
+    )  # fmt: skip
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: GraderFit | None = None) -> bool:
+        return False
+
+    @admin.display(description="weights and tier cuts (reference mode)")
+    def weights(self, obj: GraderFit) -> SafeString:
+        model = (obj.fit or {}).get("reference", {})
+        rows = sorted((model.get("weights") or {}).items(), key=lambda kv: -kv[1])
+        text = f"cuts {model.get('cuts')}\n" + "\n".join(f"{k}: {v:.4f}" for k, v in rows if v)
+        return _pre(text)
+
+    @admin.display(description="held-out figures")
+    def held_out_figures(self, obj: GraderFit) -> SafeString:
+        return _pre(_json(obj.held_out))
+
+    @admin.display(description="artefact (gagar.analysis-fit.v1)")
+    def artefact(self, obj: GraderFit) -> SafeString:
+        return _pre(_json(obj.fit))
+
+
+@admin.register(GraderApproval)
+class GraderApprovalAdmin(admin.ModelAdmin[GraderApproval]):
+    """Gate decisions: made by `manage.py grader_eval --approve`, kept as a record."""
+
+    list_display = ["config", "passed", "basis", "fit_version", "campaigns", "created_at"]
+    list_filter = ["passed", "basis", "config"]
+    fields = readonly_fields = (
+        "config", "passed", "basis", "fit_version", "campaigns", "thresholds", "failures",
+        "decided_by", "created_at", "figures_shown",
+    )  # fmt: skip
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(
+        self, request: HttpRequest, obj: GraderApproval | None = None
+    ) -> bool:
+        return False
+
+    @admin.display(description="figures")
+    def figures_shown(self, obj: GraderApproval) -> SafeString:
+        return _pre(_json(obj.figures))
 
 
 class CandidateGradeInline(admin.TabularInline[CandidateGrade, GraderRun]):
@@ -96,7 +173,7 @@ class GraderRunAdmin(admin.ModelAdmin[GraderRun]):
     readonly_fields = [
         "group_link", "config", "replica", "status", "deliveries", "claimed_by", "heartbeat_at",
         "started_at", "finished_at", "failure_reason", "latency_s", "prompt_version",
-        "input_tokens", "cached_input_tokens", "output_tokens", "usage_estimated",
+        "fit_version", "input_tokens", "cached_input_tokens", "output_tokens", "usage_estimated",
         "peak_context_tokens", "abandoned_input_tokens", "abandoned_output_tokens",
         "abandoned_cost_usd", "llm_calls", "tool_calls", "cost_usd", "created_at",
         "problem_list", "has_source", "source_note", "verdict_view", "transcript",

@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from grading.selectors_gate import grader_gate_overview
 from grading.services.exports import FORMATS
 from grading.views_ops import staff_required
 from review.analytics.archive import export_archive
@@ -34,6 +35,9 @@ HEADLINE_ORDER = (
     "kappa_humans",
     "alpha_with_grader",
 )
+
+
+GATE_STATS = ("kappa", "concordance", "t3_recall", "exact", "alpha", "top1")
 
 
 def _agreement_params(request: HttpRequest) -> tuple[Filters, SnapshotParams, list[str]]:
@@ -143,6 +147,17 @@ def audit(request: HttpRequest) -> HttpResponse:
         if payload is not None:
             context["chart"] = audit_chart(payload)
     return render(request, "dashboards/audit.html", context)
+
+
+@never_cache
+@require_GET
+@staff_required
+def gate(request: HttpRequest) -> HttpResponse:
+    states, decisions = grader_gate_overview()
+    rows = [(d, [d.figures.get(s) or {} for s in GATE_STATS]) for d in decisions]
+    return render(
+        request, "dashboards/gate.html", {"states": states, "rows": rows, "stats": GATE_STATS}
+    )
 
 
 @never_cache

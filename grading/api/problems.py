@@ -24,6 +24,7 @@ IDEMPOTENCY_CONFLICT = "urn:gagar:problem:idempotency-key-reused"
 FORBIDDEN = "urn:gagar:problem:forbidden"
 THROTTLED = "urn:gagar:problem:throttled"
 UNAVAILABLE = "urn:gagar:problem:unavailable"
+GRADER_NOT_APPROVED = "urn:gagar:problem:grader-not-approved"
 
 
 def problem_body(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
@@ -22,6 +22,7 @@ from grading.selectors_api import (
     steps_for_api,
     verdicts_for_api,
 )
+from grading.selectors_gate import grader_fit_artefact
 
 
 class Pages(PageNumberPagination):
@@ -108,6 +109,9 @@ class GraderRunSerializer(serializers.Serializer):
     llm_calls = serializers.IntegerField()
     tool_calls = serializers.IntegerField()
     cost_usd = serializers.FloatField(allow_null=True)
+    fit_version = serializers.CharField(
+        allow_blank=True, help_text="The analysis grader's fit that made the verdict, else ''."
+    )
 
 
 class GradeSerializer(serializers.Serializer):
@@ -134,6 +138,14 @@ class VerdictSerializer(serializers.Serializer):
     verdict = serializers.JSONField(
         help_text="The validated gagar.verdict.v1 document, candidates by attempt database id."
     )
+    fit_version = serializers.CharField(allow_blank=True)
+    analysis_fit = serializers.SerializerMethodField(
+        help_text="The fitted artefact (gagar.analysis-fit.v1) that made the verdict, or null."
+    )
+
+    @extend_schema_field({"type": "object", "nullable": True})
+    def get_analysis_fit(self, run: GraderRun) -> dict[str, Any] | None:
+        return grader_fit_artefact(config=run.config, version=run.fit_version)
 
 
 class GroupListSerializer(serializers.Serializer):

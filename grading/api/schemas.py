@@ -147,6 +147,10 @@ class AdvantagesOutputSerializer(serializers.Serializer):
     step = serializers.IntegerField(required=False)
     group_id = serializers.IntegerField(required=False)
     grader_config = serializers.CharField()
+    grader_approval = serializers.JSONField(
+        help_text="Whether grader_config is approved for training: config, approved, reason, "
+        "basis, fit_version, decided_at."
+    )
     params = AdvantageParamsSerializer()
     complete = serializers.BooleanField(help_text="No group is pending.")
     counts = AdvantageCountsSerializer()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -13,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from grading.advantages import DEFAULT_COEFFICIENTS
-from grading.api.problems import IDEMPOTENCY_CONFLICT, problem_response
+from grading.api.problems import GRADER_NOT_APPROVED, IDEMPOTENCY_CONFLICT, problem_response
 from grading.api.schemas import AdvantagesOutputSerializer, ProblemItemSerializer
 from grading.api.schemas import problem_responses as errors
 from grading.api.views import (
@@ -24,6 +25,7 @@ from grading.api.views import (
     import_problem,
 )
 from grading.models import GraderConfig, Group, Step
+from grading.selectors_gate import ApprovalState, grader_approval_state, run_grader_config
 from grading.selectors_training import grader_config_by_name, step_group_ids
 from grading.services.advantages import AdvantageParams
 from grading.services.grader_runs import grader_config_default
@@ -57,6 +59,40 @@ def config_named(name: str | None) -> GraderConfig:
         raise ValidationError({"config": f"unknown grader configuration {name!r}"}) from exc
 
 
+def not_approved_problem(states: list[ApprovalState]) -> Response | None:
+    """409 when approval is required (GAGAR_REQUIRE_APPROVED_GRADER) and a configuration that
+    would grade is not approved for training; None otherwise."""
+    refused = [s for s in states if not s.approved]
+    if not settings.GAGAR_REQUIRE_APPROVED_GRADER or not refused:
+        return None
+    names = ", ".join(f"{s.config} ({s.reason})" for s in refused)
+    return problem_response(
+        status_code=status.HTTP_409_CONFLICT,
+        type_=GRADER_NOT_APPROVED,
+        title="Grader configuration not approved for training",
+        detail=f"this server trains only on approved grader configurations; not approved: "
+        f"{names}. Staff approve one with manage.py grader_eval --approve.",
+        grader_approval=[s.as_json() for s in refused],
+    )
+
+
+def pinned_config(group_ids: list[int], name: str | None) -> GraderConfig:
+    """The named configuration, else the one pinned to the groups' run, else the default."""
+    if name:
+        return config_named(name)
+    pinned = run_grader_config(group_ids=group_ids)
+    return pinned if pinned is not None else config_named(None)
+
+
+class ApprovalSerializer(serializers.Serializer):
+    config = serializers.CharField()
+    approved = serializers.BooleanField()
+    reason = serializers.CharField()
+    basis = serializers.CharField(allow_blank=True)
+    fit_version = serializers.CharField(allow_blank=True)
+    decided_at = serializers.CharField(allow_null=True)
+
+
 class SubmittedGroupSerializer(serializers.Serializer):
     id = serializers.IntegerField(help_text="Use it to fetch the group's advantages.")
     group_id = serializers.CharField(allow_null=True, help_text="The bundle's group_id.")
@@ -66,6 +102,12 @@ class SubmittedGroupSerializer(serializers.Serializer):
     outcome = serializers.ChoiceField(choices=["created", "unchanged", "replaced"])
     grader_run_id = serializers.IntegerField(allow_null=True)
     grading_status = serializers.CharField(allow_null=True)
+    grader_config = serializers.CharField(
+        allow_null=True, help_text="The configuration grading it (the run's pinned one)."
+    )
+    grader_approved = serializers.BooleanField(
+        allow_null=True, help_text="Whether that configuration is approved for training."
+    )
 
 
 class SubmitQuery(serializers.Serializer):
@@ -83,6 +125,7 @@ class GroupsSubmitApi(APIView):
     class SubmitOutputSerializer(serializers.Serializer):
         summary = serializers.CharField()
         grader_config = serializers.CharField()
+        grader_approval = ApprovalSerializer(many=True, help_text="Of every grading config.")
         groups = SubmittedGroupSerializer(many=True)
         problems = ProblemItemSerializer(many=True)
 
@@ -116,6 +159,7 @@ class GroupsSubmitApi(APIView):
         query.is_valid(raise_exception=True)
         body = as_jsonl(request.data if isinstance(request.data, bytes) else b"")
         partial = bool(query.validated_data["partial"])
+        explicit = bool(query.validated_data.get("config"))
         config = config_named(query.validated_data.get("config"))
         key = request.headers.get("Idempotency-Key", "")[:255]
         fingerprint = request_hash(body, config.name.encode(), str(partial).encode())
@@ -136,7 +180,18 @@ class GroupsSubmitApi(APIView):
                 )
         if not body.strip():
             return empty_body_problem()
-        submission = groups_submit(body=body, config=config, partial=partial)
+        submission = groups_submit(
+            body=body,
+            config=config,
+            partial=partial,
+            explicit=explicit,
+            requested_by=request.user.get_username(),
+            require_approved=settings.GAGAR_REQUIRE_APPROVED_GRADER,
+        )
+        if submission.refused:
+            refusal = not_approved_problem(submission.refused)
+            assert refusal is not None
+            return refusal
         if submission.error is not None:
             return import_problem(submission.error.report, grader_config=config.name)
         report = submission.report
@@ -158,6 +213,8 @@ class GroupsSubmitApi(APIView):
     def _output(self, submission: Any, config: GraderConfig) -> dict[str, Any]:
         report = submission.report
         runs = {run.group_id: run for run in submission.runs}
+        used = {c.pk: c for c in submission.configs.values()} or {config.pk: config}
+        states = {pk: grader_approval_state(config=c) for pk, c in used.items()}
         groups = [
             SubmittedGroupSerializer(
                 {
@@ -169,6 +226,8 @@ class GroupsSubmitApi(APIView):
                     "outcome": r.outcome,
                     "grader_run_id": runs[r.group_id].pk if r.group_id in runs else None,
                     "grading_status": runs[r.group_id].status if r.group_id in runs else None,
+                    "grader_config": _name(submission.configs.get(r.group_id)),
+                    "grader_approved": _approved(states, submission.configs.get(r.group_id)),
                 }
             ).data
             for r in report.results
@@ -176,9 +235,18 @@ class GroupsSubmitApi(APIView):
         return {
             "summary": report.summary(),
             "grader_config": config.name,
+            "grader_approval": [s.as_json() for s in states.values()],
             "groups": groups,
             "problems": [vars(p) for p in report.problems],
         }
+
+
+def _name(config: GraderConfig | None) -> str | None:
+    return config.name if config is not None else None
+
+
+def _approved(states: dict[int, ApprovalState], config: GraderConfig | None) -> bool | None:
+    return states[config.pk].approved if config is not None and config.pk in states else None
 
 
 class AdvantagesQuery(serializers.Serializer):
@@ -228,7 +296,11 @@ def _respond(request: Request, group_ids: list[int], scope: dict[str, Any]) -> R
     query = AdvantagesQuery(data=request.query_params)
     query.is_valid(raise_exception=True)
     params = query.params()
-    config = config_named(query.validated_data.get("config"))
+    config = pinned_config(group_ids, query.validated_data.get("config"))
+    approval = grader_approval_state(config=config)
+    refusal = not_approved_problem([approval])
+    if refusal is not None:
+        return refusal
     fetched = advantages_fetch(
         group_ids=group_ids,
         config=config,
@@ -237,7 +309,11 @@ def _respond(request: Request, group_ids: list[int], scope: dict[str, Any]) -> R
     )
     # The rows are already the gagar.v2 shape the output serializer documents; running 2,000
     # attempt rows through DRF fields again would cost more than the rest of the request.
-    return Response(fetched_payload(fetched=fetched, config=config, params=params, scope=scope))
+    return Response(
+        fetched_payload(
+            fetched=fetched, config=config, params=params, scope=scope, approval=approval
+        )
+    )
 
 
 # Advantages are the training loop's return path (submit) and a read (read).

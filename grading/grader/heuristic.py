@@ -15,23 +15,19 @@ from typing import Any
 
 from grading.diffs import parse_patch
 from grading.grader.backends.base import CallOptions, Completion, Message, ToolCall, ToolSpec
+from grading.grader.conversation import (
+    CANDIDATE_LINE,
+    NEXT_DIFF_PAGE,
+    blocks,
+    diff_text,
+    read_conversation,
+    trusted,
+)
 from grading.grader.heuristic_rules import Features, extract, literals, score_group
 from grading.grader.inputs import Rubric
-from grading.grader.protocol import SUBMISSION_TOOLS, verdict_to_turns
+from grading.grader.protocol import verdict_to_turns
 
-_BLOCK = re.compile(r'<untrusted source="([^"]*)">\n(.*?)\n</untrusted>', re.DOTALL)
-_CAND_LINE = re.compile(r"^([A-Z]{1,2}): (passed|failed), .*events=(\d+)", re.MULTILINE)
-_NEXT_PAGE = re.compile(r"^\[truncated: .*call again with start=(\d+)\]$", re.MULTILINE)
-_GUTTER = re.compile(r"^[ \d]{5,} [ \d]{5,} \|(.*)$")
 _EVENT = re.compile(r"^#(\d+) \[([\w.-]+)( error)?\]")
-
-
-def _trusted(content: str) -> str:
-    return _BLOCK.sub("", content)
-
-
-def _blocks(content: str, source: str | None = None) -> list[str]:
-    return [body for src, body in _BLOCK.findall(content) if source is None or src == source]
 
 
 @dataclass
@@ -46,35 +42,8 @@ class _State:
 
 
 def _read(messages: Sequence[Message], memory: dict[str, str], final: bool) -> _State:
-    """`memory` keeps each result as first seen: the loop may later replace old results by
-    stubs to save context, and the heuristic must not forget what it read."""
-    st = _State()
-    for m in messages:
-        if m.role == "assistant":
-            for c in m.tool_calls:
-                if c.name not in SUBMISSION_TOOLS:
-                    st.calls[c.id] = (c.name, c.arguments or {})
-        elif m.role == "tool" and m.tool_call_id in st.calls:
-            if m.content.startswith(("not run:", "not shown:")):  # per-turn limits: ask again
-                del st.calls[m.tool_call_id]
-                continue
-            content = memory.setdefault(m.tool_call_id, m.content)
-            name, args = st.calls[m.tool_call_id]
-            st.results.append((name, args, content))
-        elif m.role == "user" and not st.user_text:
-            st.user_text = m.content
-    st.final = final
-    st.has_repo = "is available as tree 'base'" in _trusted(st.user_text)
-    return st
-
-
-def _diff_text(pages: list[str]) -> str:
-    # view_diff lines are "<pre> <post> |<diff line>"; drop the line-number gutter.
-    lines = []
-    for page in pages:
-        for body in _blocks(page):
-            lines += [m.group(1) for m in map(_GUTTER.match, body.split("\n")) if m]
-    return "\n".join(lines) + "\n"
+    conv = read_conversation(messages, memory)
+    return _State(conv.calls, conv.results, conv.user_text, final, conv.has_repo)
 
 
 class HeuristicBackend:
@@ -113,22 +82,22 @@ class HeuristicBackend:
         if listing is None:
             return [] if ("list_candidates", ()) in done else [("list_candidates", {})]
         todo: list[tuple[str, dict[str, Any]]] = []
-        for alias, _, _ in _CAND_LINE.findall(_trusted(listing)):
+        for alias, _, _ in CANDIDATE_LINE.findall(trusted(listing)):
             todo += [
                 ("view_diff", {"candidate": alias}),
                 ("view_test_results", {"candidate": alias}),
                 ("search_trajectory", {"candidate": alias, "query": "error", "max_results": 100}),
             ]
         for name, args, content in st.results:
-            m = _NEXT_PAGE.search(_trusted(content)) if name == "view_diff" else None
+            m = NEXT_DIFF_PAGE.search(trusted(content)) if name == "view_diff" else None
             if m:
                 todo.append(
                     ("view_diff", {"candidate": args["candidate"], "start": int(m.group(1))})
                 )
-        if "view_reference_patch" in _trusted(st.user_text):
+        if "view_reference_patch" in trusted(st.user_text):
             todo.append(("view_reference_patch", {}))
         for name, _, content in st.results:
-            m = _NEXT_PAGE.search(_trusted(content)) if name == "view_reference_patch" else None
+            m = NEXT_DIFF_PAGE.search(trusted(content)) if name == "view_reference_patch" else None
             if m:
                 todo.append(("view_reference_patch", {"start": int(m.group(1))}))
         if st.has_repo:
@@ -141,16 +110,16 @@ class HeuristicBackend:
     def _verdict(self, st: _State) -> dict[str, Any]:
         listing = next((c for n, _, c in st.results if n == "list_candidates"), "")
         test_text = "\n".join(
-            _blocks(st.user_text, "test patch") + _blocks(st.user_text, "FAIL_TO_PASS")
+            blocks(st.user_text, "test patch") + blocks(st.user_text, "FAIL_TO_PASS")
         )
-        test_text += "\n".join(b for n, _, c in st.results if n == "read_file" for b in _blocks(c))
+        test_text += "\n".join(b for n, _, c in st.results if n == "read_file" for b in blocks(c))
         test_lits = literals(test_text) | {
             part
-            for t in _blocks(st.user_text, "FAIL_TO_PASS")
+            for t in blocks(st.user_text, "FAIL_TO_PASS")
             for part in re.findall(r"\[([^\]]+)\]", t)
         }
         feats: dict[str, Features] = {}
-        for alias, status, events in _CAND_LINE.findall(_trusted(listing)):
+        for alias, status, events in CANDIDATE_LINE.findall(trusted(listing)):
             pages = [
                 c for n, a, c in st.results if n == "view_diff" and a.get("candidate") == alias
             ]
@@ -158,14 +127,14 @@ class HeuristicBackend:
                 int(m.group(1))
                 for n, a, c in st.results
                 if n == "search_trajectory" and a.get("candidate") == alias
-                for b in _blocks(c)
+                for b in blocks(c)
                 for m in map(_EVENT.match, b.split("\n"))
                 if m and (m.group(3) or m.group(2).lower() == "error")
             }
             feats[alias] = extract(
                 alias,
                 status == "passed",
-                parse_patch(_diff_text(pages)),
+                parse_patch(diff_text(pages)),
                 events=int(events),
                 error_events=errors,
                 test_literals=test_lits,
@@ -174,7 +143,7 @@ class HeuristicBackend:
         # The maintainers' fix says which files the problem lives in: a candidate touching
         # them is not spreading beyond the task, whatever the other candidates did.
         reference = [c for n, _, c in st.results if n == "view_reference_patch"]
-        reference_files = frozenset(parse_patch(_diff_text(reference)).paths) if reference else None
+        reference_files = frozenset(parse_patch(diff_text(reference)).paths) if reference else None
         return score_group(feats, self.rubric, reference_files=reference_files)
 
 
@@ -182,11 +151,11 @@ def _test_files(user_text: str) -> set[str]:
     """Files of the FAIL_TO_PASS / PASS_TO_PASS tests and of the test patch."""
     paths = set()
     for src in ("FAIL_TO_PASS", "PASS_TO_PASS"):
-        for block in _blocks(user_text, src):
+        for block in blocks(user_text, src):
             for test_id in block.split("\n"):
                 path = test_id.split("::", 1)[0].strip()
                 if path.endswith(".py"):
                     paths.add(path)
-    for block in _blocks(user_text, "test patch"):
+    for block in blocks(user_text, "test patch"):
         paths |= {f.new_path for f in parse_patch(block) if f.new_path}
     return {p for p in paths if p and ".." not in p and not p.startswith("/")}

@@ -1,6 +1,14 @@
 """Rollouts (`rollouts`), grader runs and verdicts (`grader`)."""
 
-from grading.models.grader import CandidateGrade, GraderConfig, GraderEvent, GraderRun
+from grading.models.grader import (
+    CandidateGrade,
+    GraderApproval,
+    GraderConfig,
+    GraderEvent,
+    GraderFit,
+    GraderRun,
+    RunGraderSwitch,
+)
 from grading.models.rollouts import (
     ApiToken,
     Attempt,
@@ -19,8 +27,10 @@ __all__ = [
     "ApiToken",
     "Attempt",
     "CandidateGrade",
+    "GraderApproval",
     "GraderConfig",
     "GraderEvent",
+    "GraderFit",
     "GraderRun",
     "Group",
     "GroupAdvantages",
@@ -28,6 +38,7 @@ __all__ = [
     "Patch",
     "PatchFile",
     "Run",
+    "RunGraderSwitch",
     "Step",
     "Task",
     "Trajectory",

@@ -11,11 +11,12 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from grading.models.rollouts import Attempt, Group
+from grading.models.rollouts import Attempt, Group, Run
 
 
 class GraderConfig(models.Model):
     class Backend(models.TextChoices):
+        ANALYSIS = "analysis", "Analysis (fitted, offline)"
         HEURISTIC = "heuristic"
         OPENAI = "openai", "OpenAI-compatible"
         ANTHROPIC = "anthropic"
@@ -108,6 +109,8 @@ class GraderRun(models.Model):
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     # The prompt the loop really used (a configuration may name a superseded one).
     prompt_version = models.CharField(max_length=32, blank=True)
+    # The analysis fit that made the verdict (blank for other backends): exported with it.
+    fit_version = models.CharField(max_length=100, blank=True)
     # Whether the grader had the repository (None until a worker ran it), and where from or why
     # not: a run without source judged from diffs alone, which its verdict should be read with.
     has_source = models.BooleanField(null=True, blank=True)
@@ -198,3 +201,85 @@ class CandidateGrade(models.Model):
 
     def __str__(self) -> str:
         return f"T{self.tier}#{self.rank_in_tier} attempt {self.attempt_id}"
+
+
+class GraderFit(models.Model):
+    """A fitted analysis-grader artefact (`gagar.analysis-fit.v1`: weights, tier cuts, the
+    held-out figures of its fit) for one configuration. The newest one is the one it grades
+    with; older ones stay, because runs and exports name the fit that made their verdicts."""
+
+    config = models.ForeignKey(GraderConfig, on_delete=models.CASCADE, related_name="fits")
+    version = models.CharField(max_length=100)
+    fit = models.JSONField(help_text="The artefact, gagar.analysis-fit.v1.")
+    # What it was fitted on: campaign names (or the shipped data), kept as text because a
+    # campaign may be deleted later and the fit must still say where it came from.
+    campaigns = models.JSONField(default=list, blank=True)
+    held_out = models.JSONField(
+        default=dict, blank=True, help_text="Leave-one-task-out figures of this fit."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["config", "version"], name="grader_fit_unique_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.config} fit {self.version}"
+
+
+class GraderApproval(models.Model):
+    """One gate decision for a configuration: its figures against people and the thresholds
+    in force. Approved for training = its newest decision passed and was taken on the fit it
+    grades with now (a refit needs a new decision)."""
+
+    class Basis(models.TextChoices):
+        GOLD = "gold", "gold campaign it was not fitted on"
+        LEAVE_ONE_TASK_OUT = "leave_one_task_out", "its fit's leave-one-task-out figures"
+
+    config = models.ForeignKey(GraderConfig, on_delete=models.CASCADE, related_name="approvals")
+    fit_version = models.CharField(max_length=100, blank=True)
+    basis = models.CharField(max_length=24, choices=Basis.choices)
+    campaigns = models.JSONField(default=list, blank=True)
+    thresholds = models.JSONField()
+    figures = models.JSONField(help_text="Against the reviewers' consensus, with intervals.")
+    passed = models.BooleanField()
+    failures = models.JSONField(default=list, blank=True, help_text="Thresholds not met.")
+    decided_by = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(basis__in=["gold", "leave_one_task_out"]),
+                name="grader_approval_basis_known",
+            ),
+            models.CheckConstraint(
+                condition=~Q(basis="gold") | ~Q(campaigns=[]),
+                name="grader_approval_gold_names_campaigns",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.config}: {'passed' if self.passed else 'not passed'} ({self.basis})"
+
+
+class RunGraderSwitch(models.Model):
+    """A training run moved to another grader configuration on request (never implicitly)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="grader_switches")
+    from_config = models.ForeignKey(
+        GraderConfig, on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
+    to_config = models.ForeignKey(GraderConfig, on_delete=models.PROTECT, related_name="+")
+    at_step = models.PositiveIntegerField(null=True, blank=True)
+    requested_by = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run_id", "created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.run}: {self.from_config} -> {self.to_config}"

@@ -73,6 +73,11 @@ class Task(models.Model):
 class Run(models.Model):
     name = models.CharField(max_length=255, unique=True)
     metadata = models.JSONField(default=dict, blank=True)
+    # The grader configuration that graded the run's first submitted step: later steps keep it
+    # when the default changes; only an explicit per-run switch moves it (`RunGraderSwitch`).
+    grader_config = models.ForeignKey(
+        "grading.GraderConfig", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

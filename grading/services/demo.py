@@ -34,7 +34,7 @@ def sample_load(*, grade: bool = True) -> ImportReport:
     """Build the sample git repository (once) and import the sample group (a no-op when present).
 
     With `grade`, the sample group is also sent to the grader with the default configuration
-    (heuristic unless an endpoint is configured); the worker of `./dev up` grades it.
+    (the analysis grader unless an endpoint is configured); the worker of `./dev up` grades it.
     """
     repo = sample_repo_path()
     if not (repo / ".git").is_dir():

@@ -40,6 +40,11 @@ from grading.domain.contracts import (
     json_schema,
 )
 from grading.models import GraderConfig, Group, GroupAdvantages
+from grading.selectors_gate import (
+    grader_approval_state,
+    grader_fit_artefact,
+    grader_fit_version,
+)
 from grading.selectors_training import (
     advantages_of_run,
     attempt_rows,
@@ -304,6 +309,11 @@ def _configuration(config: GraderConfig, params: AdvantageParams) -> dict[str, A
         "temperature": config.temperature,
         "seed": config.seed,
         "advantage_params": params.as_json(),
+        # The fitted artefact it grades with (analysis backend) and its gate decision.
+        "analysis_fit": grader_fit_artefact(
+            config=config, version=grader_fit_version(config=config)
+        ),
+        "approval": grader_approval_state(config=config).as_json(),
     }
 
 

@@ -66,7 +66,12 @@ def _ask(backend: Backend, messages: list[Message], choice: str) -> Completion:
 
 def grader_config_check(*, config: GraderConfig) -> CheckReport:
     report = CheckReport(config.name)
-    if config.backend in (GraderConfig.Backend.HEURISTIC, GraderConfig.Backend.SCRIPTED):
+    offline = (
+        GraderConfig.Backend.ANALYSIS,
+        GraderConfig.Backend.HEURISTIC,
+        GraderConfig.Backend.SCRIPTED,
+    )
+    if config.backend in offline:
         report.ok = True
         report.say(f"{config.name} uses the {config.backend} backend: no model endpoint to check.")
         return report

@@ -7,6 +7,7 @@ pulls only the slices the grader asks for.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -133,6 +134,11 @@ def backend_settings(
     for key in BACKEND_OPTIONS:
         if key in (config.options or {}):
             mapping[key] = str(config.options[key])
+    if config.backend == GraderConfig.Backend.ANALYSIS:
+        # The newest stored fit of this configuration; none: the shipped default fit.
+        fit = config.fits.order_by("-created_at", "-pk").first()
+        if fit is not None:
+            mapping["fit"] = json.dumps(fit.fit)
     return mapping
 
 

@@ -54,17 +54,18 @@ class ClaimLostError(Exception):
 
 
 def grader_config_default() -> GraderConfig:
-    """The configuration named by the environment: heuristic unless an endpoint is configured.
+    """The configuration named by the environment: the analysis grader unless an endpoint is
+    configured (GAGAR_GRADER_BACKEND=heuristic selects the heuristic one).
 
     GAGAR_GRADER_BASE_URL alone switches to an OpenAI-compatible server (its model is discovered
     when GAGAR_GRADER_MODEL is unset); GAGAR_GRADER_BACKEND=anthropic selects Anthropic.
     """
     env = config_from_env(os.environ)
     base_url = env.get("base_url", "")
-    backend = env.get("backend") or ("openai" if base_url else GraderConfig.Backend.HEURISTIC)
+    backend = env.get("backend") or ("openai" if base_url else GraderConfig.Backend.ANALYSIS)
     model = env.get("model", "")
-    if backend == GraderConfig.Backend.HEURISTIC:
-        name, model, base_url = "default:heuristic", "", ""
+    if backend in (GraderConfig.Backend.ANALYSIS, GraderConfig.Backend.HEURISTIC):
+        name, model, base_url = f"default:{backend}", "", ""
     else:
         digest = hashlib.sha256(f"{backend}\n{model}\n{base_url}".encode()).hexdigest()[:10]
         name = f"default:{backend}:{model or 'auto'}"[:88] + f":{digest}"
@@ -247,6 +248,8 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
         sandbox = sandbox_for(task_id=task.external_id, task_metadata=task.metadata or {})
         window, pricing = context_window_for(config, backend), pricing_for(config)
         version = prompts.resolve(config.prompt_version)
+        fit = getattr(backend, "fit", None)  # the analysis backend's fitted artefact
+        fit_version = str(getattr(fit, "version", ""))
     except (BackendConfigError, ValueError, TypeError, RuntimeError) as exc:
         _finish_failed(run_id, delivery, f"configuration: {exc}")
         return
@@ -309,6 +312,7 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
         prompt_version=version,
         priced=pricing.known,
         source=source,
+        fit_version=fit_version,
     )
     _release_connection()
 
@@ -386,6 +390,7 @@ def _finish(
     prompt_version: str,
     priced: bool,
     source: tuple[bool, str],
+    fit_version: str = "",
 ) -> None:
     # The run may have kept this connection idle for many minutes: reconnect if the server
     # dropped it (never inside a caller's transaction, e.g. a test's).
@@ -408,6 +413,7 @@ def _finish(
         run.llm_calls, run.tool_calls = use.llm_calls, use.tool_calls
         run.cost_usd = run_cost(use.cost_usd, run.abandoned_cost_usd) if priced else None
         run.prompt_version = prompt_version
+        run.fit_version = fit_version
         run.alias_map = outcome.alias_map
         run.problems = [str(p) for p in outcome.problems]
         run.has_source, run.source_note = source

@@ -12,12 +12,15 @@ import hashlib
 import io
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.db import IntegrityError, transaction
 
-from grading.models import GraderConfig, GraderRun, Group, IdempotencyKey
+from grading.domain.records import GroupRecord
+from grading.models import GraderConfig, GraderRun, Group, IdempotencyKey, Run, RunGraderSwitch
+from grading.selectors_gate import ApprovalState, grader_approval_state
 from grading.selectors_training import (
     SCHEMA_VERSION,
     advantages_for_groups,
@@ -43,14 +46,69 @@ class Submission:
     report: ImportReport | None
     runs: list[GraderRun]
     error: ImportFailedError | None = None
+    # Configurations that would grade these groups but are not approved for training, when
+    # approval is required (GAGAR_REQUIRE_APPROVED_GRADER): nothing was imported.
+    refused: list[ApprovalState] = field(default_factory=list)
+    configs: dict[int, GraderConfig] = field(default_factory=dict)  # group pk -> its grader
 
 
-def groups_submit(*, body: bytes, config: GraderConfig, partial: bool = False) -> Submission:
-    """Import a bundle (one group or a whole step) and request grading of every group in it."""
+def run_configs(
+    *, run_names: Iterable[str], config: GraderConfig, explicit: bool
+) -> dict[str, GraderConfig]:
+    """The configuration that grades each run's groups: the one pinned to the run when it has
+    one (a changed default never switches a run mid-way), unless another is named explicitly."""
+    pinned = {
+        r.name: r.grader_config
+        for r in Run.objects.filter(name__in=list(run_names)).select_related("grader_config")
+    }
+    out = {}
+    for name in run_names:
+        current = pinned.get(name)
+        out[name] = config if current is None or explicit else current
+    return out
+
+
+def _pin(runs: dict[str, GraderConfig], steps: dict[str, int], requested_by: str) -> None:
+    """Pin unpinned runs; record an explicit switch of a pinned one."""
+    with transaction.atomic():
+        for run in Run.objects.select_for_update().filter(name__in=list(runs)):
+            target = runs[run.name]
+            if run.grader_config_id == target.pk:
+                continue
+            if run.grader_config_id is not None:
+                RunGraderSwitch.objects.create(
+                    run=run, from_config_id=run.grader_config_id, to_config=target,
+                    at_step=steps.get(run.name), requested_by=requested_by[:150],
+                )  # fmt: skip
+            run.grader_config = target
+            run.save(update_fields=["grader_config"])
+
+
+def groups_submit(
+    *,
+    body: bytes,
+    config: GraderConfig,
+    partial: bool = False,
+    explicit: bool = True,
+    requested_by: str = "",
+    require_approved: bool = False,
+) -> Submission:
+    """Import a bundle (one group or a whole step) and request grading of every group in it,
+    each run's groups with its pinned configuration (`run_configs`). With `require_approved`,
+    a configuration not approved for training refuses the whole submission before anything
+    is written."""
     started = time.monotonic()
-    _, records = bundle_records(stream=io.BytesIO(body), source="request", base_dir=None)
+    _, stream = bundle_records(stream=io.BytesIO(body), source="request", base_dir=None)
+    records = list(stream)
+    run_names = sorted({r.run for r in records if isinstance(r, GroupRecord)})
+    plan = run_configs(run_names=run_names, config=config, explicit=explicit)
+    if require_approved:
+        states = {c.pk: grader_approval_state(config=c) for c in [config, *plan.values()]}
+        refused = [s for s in states.values() if not s.approved]
+        if refused:
+            return Submission(report=None, runs=[], refused=refused)
     try:
-        report = groups_import(records=records, partial=partial)
+        report = groups_import(records=iter(records), partial=partial)
     except ImportFailedError as exc:
         logger.info(
             "submit refused",
@@ -62,8 +120,19 @@ def groups_submit(*, body: bytes, config: GraderConfig, partial: bool = False) -
             },
         )
         return Submission(report=None, runs=[], error=exc)
-    groups = list(Group.objects.filter(pk__in=[r.group_id for r in report.results]))
-    runs = grader_runs_request(groups=groups, config=config) if groups else []
+    steps = {r.run: r.step for r in report.results}
+    _pin({n: c for n, c in plan.items() if n in steps}, steps, requested_by)
+    groups = list(
+        Group.objects.filter(pk__in=[r.group_id for r in report.results]).select_related(
+            "step__run"
+        )
+    )
+    runs: list[GraderRun] = []
+    configs: dict[int, GraderConfig] = {}
+    for cfg in {c.pk: c for c in plan.values()}.values():
+        mine = [g for g in groups if plan[g.step.run.name].pk == cfg.pk]
+        runs += grader_runs_request(groups=mine, config=cfg) if mine else []
+        configs.update({g.pk: cfg for g in mine})
     logger.info(
         "submit accepted",
         extra={
@@ -71,12 +140,12 @@ def groups_submit(*, body: bytes, config: GraderConfig, partial: bool = False) -
             "bytes": len(body),
             "groups": len(groups),
             "grader_runs": len(runs),
-            "grader_config": config.name,
+            "grader_config": ",".join(sorted({c.name for c in configs.values()})) or config.name,
             "problems": len(report.problems),
             "duration_ms": round((time.monotonic() - started) * 1000),
         },
     )
-    return Submission(report=report, runs=list(runs))
+    return Submission(report=report, runs=runs, configs=configs)
 
 
 def idempotent_response_find(*, user_id: int, key: str, request_hash: str) -> IdempotencyKey | None:
@@ -209,12 +278,19 @@ def advantages_fetch(
 
 
 def fetched_payload(
-    *, fetched: Fetched, config: GraderConfig, params: AdvantageParams, scope: dict[str, Any]
+    *,
+    fetched: Fetched,
+    config: GraderConfig,
+    params: AdvantageParams,
+    scope: dict[str, Any],
+    approval: ApprovalState | None = None,
 ) -> dict[str, Any]:
+    approval = approval or grader_approval_state(config=config)
     return {
         "schema": SCHEMA_VERSION,
         **scope,
         "grader_config": config.name,
+        "grader_approval": approval.as_json(),
         "params": params.as_json(),
         "complete": fetched.complete,
         "counts": fetched.counts(),

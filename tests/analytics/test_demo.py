@@ -1,4 +1,4 @@
-"""The issue's "done when" on the demo data: the sample group graded by the default (heuristic)
+"""The issue's "done when" on the demo data: the sample group graded by the default (analysis)
 grader, two reviewers finish through the review services, then the dashboard shows agreement
 with confidence intervals and the export downloads calibrated labels."""
 

@@ -119,9 +119,10 @@ def test_registry_rejects_bad_settings(config, message):
         backend_from_config(config)
 
 
-def test_registry_builds_or_clearly_explains_the_heuristic_default():
+def test_registry_builds_the_analysis_default_and_the_heuristic_on_request():
+    assert backend_from_config({}).name == "analysis"
     try:
-        backend = backend_from_config({})
+        backend = backend_from_config({"backend": "heuristic"})
     except BackendConfigError as exc:
         assert "grading.grader.heuristic.HeuristicBackend" in str(exc)
     else:

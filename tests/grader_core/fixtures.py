@@ -40,7 +40,7 @@ TEST_PATCH = """\
 diff --git a/tests/test_textutil.py b/tests/test_textutil.py
 --- a/tests/test_textutil.py
 +++ b/tests/test_textutil.py
-@@ -4,3 +4,7 @@ from calc.textutil import slugify
+@@ -4,2 +4,6 @@ from calc.textutil import slugify
  def test_basic():
      assert slugify("Hello World") == "hello-world"
 +

@@ -98,7 +98,13 @@ def test_the_grader_reads_the_base_commit_from_a_mirror_folder(
     for event in reads:
         args = event.arguments.get("arguments", event.arguments)
         assert args["tree"] == "base"
-        at_base = git(mirror, "show", f"{task.base_commit}:{args['path']}")
+        spec = f"{task.base_commit}:{args['path']}"
+        if event.output.startswith("error:"):
+            # A lint configuration the analysis grader looks for and this repository lacks.
+            missing = subprocess.run(["git", "cat-file", "-e", spec], cwd=mirror, check=False)
+            assert missing.returncode != 0, event.output
+            continue
+        at_base = git(mirror, "show", spec)
         # The whole file as it is at the base commit, numbered, inside the untrusted block.
         assert numbered(at_base.splitlines(), 1) in event.output
     assert snapshot(mirror) == before  # never written to

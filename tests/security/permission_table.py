@@ -209,6 +209,7 @@ ROUTES: dict[str, Route] = {
     # --- dashboards (staff) -------------------------------------------------------------------
     "dashboards/": Route(STAFF),
     "dashboards/audit": Route(STAFF),
+    "dashboards/gate": Route(STAFF),
     "dashboards/export": Route(STAFF),
     "dashboards/export/<slug:what>.zip": Route(
         STAFF, kwargs=lambda w: {"what": "labels"}, query="?format=jsonl"
@@ -280,6 +281,9 @@ _SUPERUSER_DEFAULT["<path:object_id>/"] = "302"  # the old-style URL redirects t
 ADMIN_OVERRIDES: dict[str, dict[str, str]] = {
     "admin/grading/graderrun/add/": {"superuser": "403"},
     "admin/grading/groupadvantages/add/": {"superuser": "403"},
+    # Made by manage.py grader_fit / grader_eval --approve, never by hand.
+    "admin/grading/graderfit/add/": {"superuser": "403"},
+    "admin/grading/graderapproval/add/": {"superuser": "403"},
 }
 
 

@@ -14,7 +14,8 @@ from django.contrib.auth.models import User
 from django.db import models
 from django.utils import timezone
 
-from grading.models import Attempt, GraderRun, Group, IdempotencyKey
+from grading.grader.analysis.model import load_default_fit
+from grading.models import Attempt, GraderApproval, GraderFit, GraderRun, Group, IdempotencyKey
 from grading.services.advantages import group_advantages_refresh
 from grading.services.demo import sample_load
 from grading.services.tokens import api_token_create
@@ -90,6 +91,14 @@ def world_build() -> World:
     passing = Attempt.objects.filter(group=group, test_reward__gt=0).order_by("index")
     run = grade(group, cfg, {a.external_id: (1, n + 1) for n, a in enumerate(passing)})
     group_advantages_refresh(group_ids=[group.pk], config=cfg)
+    shipped = load_default_fit()
+    GraderFit.objects.create(
+        config=cfg, version=shipped.version, fit=shipped.to_dict(), held_out=shipped.held_out
+    )
+    GraderApproval.objects.create(
+        config=cfg, basis="leave_one_task_out", thresholds={"kappa": 0.65}, figures={},
+        passed=True,
+    )  # fmt: skip
     their_candidate = theirs.candidates.first()
     assert their_candidate is not None
     Disagreement.objects.create(

@@ -35,7 +35,7 @@ def test_it_submits_a_step_and_requests_grading_of_every_group(client):
     response = submit(client, step_group("t-1"), step_group("t-2"))
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["grader_config"] == "default:heuristic"
+    assert body["grader_config"] == "default:analysis"
     ids = [g["id"] for g in body["groups"]]
     runs = GraderRun.objects.filter(group_id__in=ids)
     assert runs.count() == 2 and {g["grader_run_id"] for g in body["groups"]} == set(
@@ -135,8 +135,8 @@ def test_a_step_fetch_costs_the_same_queries_for_2_or_12_groups(client):
             body = client.get(step_url(step=step, query="?config=test-config")).json()
         assert body["counts"]["graded"] == n
         counts.append(len(ctx.captured_queries))
-    # token, step, group ids, config, grading states, stored keys, the fetch.
-    assert counts == [7, 7]
+    # token, step, group ids, config, its approval, grading states, stored keys, the fetch.
+    assert counts == [8, 8]
 
 
 def test_bad_parameters_and_unknown_steps_are_refused(client):

@@ -65,7 +65,17 @@ def consensus(sample: Sample) -> tuple[float, float]:
 Evaluate = Callable[[Sequence[Sample], dict[tuple[str, str], Prediction]], dict[str, float]]
 
 
-def make_fit(tasks: Sequence[Task], evaluate: Evaluate) -> Fit:
+def make_fit(
+    tasks: Sequence[Task],
+    evaluate: Evaluate,
+    *,
+    name: str = "swebench-reviews",
+    source: str = "shared/data/swebench-groups (groups.jsonl + reviews/rater-*.jsonl)",
+    task_ids: bool = False,
+) -> Fit:
+    """One model per mode on every task; `name` prefixes the version (a digest of the labels),
+    `source` says where the labels came from; `task_ids` records the tasks in `trained_on` (a
+    gate must not approve a fit on tasks it was fitted on)."""
     models = {}
     figures: dict[str, Any] = {}
     for mode, with_ref in (("reference", True), ("consensus", False)):
@@ -81,17 +91,20 @@ def make_fit(tasks: Sequence[Task], evaluate: Evaluate) -> Fit:
     digest = hashlib.sha256(
         json.dumps({"labels": labels, "features": NAMES, "settings": SETTINGS}).encode()
     ).hexdigest()[:12]
+    trained_on: dict[str, Any] = {
+        "data": source,
+        "tasks": len(tasks),
+        "candidates": sum(len(t.patches) for t in tasks),
+        "raters": sorted({r for t in tasks for r in t.labels}),
+    }
+    if task_ids:
+        trained_on["task_ids"] = sorted(t.instance_id for t in tasks)
     return Fit(
-        version=f"swebench-reviews-{digest}",
+        version=f"{name}-{digest}",
         reference=models["reference"],
         consensus=models["consensus"],
         settings=dict(SETTINGS),
-        trained_on={
-            "data": "shared/data/swebench-groups (groups.jsonl + reviews/rater-*.jsonl)",
-            "tasks": len(tasks),
-            "candidates": sum(len(t.patches) for t in tasks),
-            "raters": sorted({r for t in tasks for r in t.labels}),
-        },
+        trained_on=trained_on,
         held_out={
             "kind": "leave-one-task-out, against the reviewers' consensus (median tier)",
             **figures,

@@ -37,6 +37,8 @@ def is_junk(path: str, *, is_new: bool) -> bool:
 # Limits projects configure; a partial view only shows a lower bound, so round up to one.
 _CONVENTIONAL_LIMITS = (79, 88, 99, 119)
 _CONFIGS = ("setup.cfg", "tox.ini", ".flake8", "pyproject.toml")
+# Every repository file `line_limit` and `min_python` may read (a backend fetches them first).
+CONFIG_FILES = (*_CONFIGS, "setup.py")
 
 
 def line_limit(read: Reader | None) -> int | None:

@@ -2,7 +2,8 @@
 
 The service layer maps these environment variables onto the config keys:
 
-    GAGAR_GRADER_BACKEND     -> backend     "openai" | "anthropic" | "heuristic" | "scripted"
+    GAGAR_GRADER_BACKEND     -> backend     "openai" | "anthropic" | "analysis" | "heuristic" |
+                                            "scripted"
     GAGAR_GRADER_BASE_URL    -> base_url    e.g. http://127.0.0.1:8000/v1 for a vLLM server
     GAGAR_GRADER_API_KEY     -> api_key     may be empty for a local server
     GAGAR_GRADER_MODEL       -> model
@@ -12,9 +13,11 @@ The service layer maps these environment variables onto the config keys:
 
 A configuration adds backend options (`GraderConfig.options`), with defaults from settings:
 `stream`, `idle_timeout_s`, `reasoning`, `reasoning_effort`, `limit_parameter` (OpenAI) and
-`thinking_budget` (Anthropic).
+`thinking_budget` (Anthropic). The analysis backend takes `fit` (the JSON text of a fitted
+artefact, `gagar.analysis-fit.v1`); without one it uses the shipped default fit.
 
-With no backend named, the offline heuristic grader is used: it needs no model endpoint.
+With no backend named, the offline analysis grader is used (the shipped fit): it needs no model
+endpoint. The heuristic grader stays selectable (`heuristic`) for comparison.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ ENV_VARS: dict[str, str] = {
     "max_retries": "GAGAR_GRADER_MAX_RETRIES",
     "transcript": "GAGAR_GRADER_TRANSCRIPT",
 }
-DEFAULT_BACKEND = "heuristic"
+DEFAULT_BACKEND = "analysis"
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 
@@ -88,11 +91,26 @@ def backend_from_config(config: Mapping[str, str]) -> Backend:
         from grading.grader.backends.scripted import ScriptedBackend, load_transcript
 
         return ScriptedBackend(load_transcript(Path(_required(config, "transcript"))))
+    if kind == "analysis":
+        return _analysis_backend(config.get("fit", ""))
     if kind == "heuristic":
         return _heuristic_backend()
     raise BackendConfigError(
-        f"unknown grader backend {kind!r}; expected openai, anthropic, heuristic or scripted"
+        f"unknown grader backend {kind!r}; "
+        "expected openai, anthropic, analysis, heuristic or scripted"
     )
+
+
+def _analysis_backend(fit_json: str) -> Backend:
+    from grading.grader.analysis.backend import AnalysisBackend
+    from grading.grader.analysis.model import Fit, FitError
+
+    if not fit_json.strip():
+        return AnalysisBackend()
+    try:
+        return AnalysisBackend(Fit.from_json(fit_json))
+    except (FitError, ValueError) as exc:
+        raise BackendConfigError(f"the analysis grader's fit cannot be used: {exc}") from exc
 
 
 def _heuristic_backend() -> Backend:
