@@ -3,14 +3,13 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from grading import views as grading_views
-from grading import views_ops
+from gagar_site import views
 
 urlpatterns = [
-    path("", grading_views.home, name="home"),
-    path("healthz", views_ops.healthz, name="healthz"),
-    path("readyz", views_ops.readyz, name="readyz"),
-    path("ops/", views_ops.ops_status, name="ops-status"),
+    path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
+    path("ops/", views.ops_status, name="ops-status"),
     path("admin/", admin.site.urls),
     # No self-service password reset: nothing here sends mail. Staff reset passwords in the admin
     # (or `manage.py changepassword`).

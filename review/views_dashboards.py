@@ -15,8 +15,8 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from gagar_site.access import staff_required
 from grading.services.exports import FORMATS
-from grading.views_ops import staff_required
 from review.analytics.archive import export_archive
 from review.analytics.audit import HUMANS
 from review.analytics.filters import Filters, SnapshotParams, audit_sides, filter_options
