@@ -182,7 +182,7 @@ class GroupAdmin(admin.ModelAdmin[Group]):
 
     @admin.display(description="passed")
     def passed_count(self, obj: Group) -> int:
-        return obj.attempts.filter(status=Attempt.Status.VALID, test_reward__gt=0).count()
+        return obj.attempts.passing().count()
 
     @admin.display(description="problem statement")
     def problem_statement(self, obj: Group) -> str:

@@ -24,9 +24,9 @@ from grading.api.views import (
     import_problem,
 )
 from grading.models import GraderConfig, Group, Step
-from grading.selectors_training import grader_config_by_name, step_group_ids
+from grading.selectors_training import step_group_ids
 from grading.services.advantages import AdvantageParams
-from grading.services.grader_runs import grader_config_default
+from grading.services.grader_runs import grader_config_for
 from grading.services.training import (
     MAX_DEADLINE_S,
     advantages_fetch,
@@ -49,10 +49,8 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
 
 
 def config_named(name: str | None) -> GraderConfig:
-    if not name:
-        return grader_config_default()
     try:
-        return grader_config_by_name(name=name)
+        return grader_config_for(name=name)
     except GraderConfig.DoesNotExist as exc:
         raise ValidationError({"config": f"unknown grader configuration {name!r}"}) from exc
 

@@ -28,6 +28,7 @@ from grading.grader.backends.base import TransientBackendError
 from grading.grader.backends.registry import BackendConfigError, config_from_env
 from grading.grader.loop import GraderOutcome, LogRecord, run_grader
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderEvent, GraderRun, Group
+from grading.selectors_training import grader_config_by_name
 from grading.services.grader_events import event_row
 from grading.services.grader_inputs import (
     backend_for,
@@ -72,6 +73,12 @@ def grader_config_default() -> GraderConfig:
         name=name, defaults={"backend": backend, "model": model, "base_url": base_url}
     )
     return config
+
+
+def grader_config_for(*, name: str | None) -> GraderConfig:
+    """The configuration called `name`, or the default one when no name is given (the one rule
+    every command and API view uses); raises GraderConfig.DoesNotExist for an unknown name."""
+    return grader_config_by_name(name=name) if name else grader_config_default()
 
 
 def _enqueue(run_id: int) -> None:
@@ -300,9 +307,7 @@ def _grades(run: GraderRun, verdict: dict[str, object]) -> list[CandidateGrade]:
     """One grade per valid passing attempt the verdict judged: a candidate's grade goes to
     every passing attempt with the same patch (the grader saw them as one candidate)."""
     passing = dict(
-        Attempt.objects.filter(
-            group_id=run.group_id, status=Attempt.Status.VALID, test_reward__gt=0
-        ).values_list("pk", "patch_id")
+        Attempt.objects.passing().filter(group_id=run.group_id).values_list("pk", "patch_id")
     )
     candidates = verdict.get("candidates")
     assert isinstance(candidates, dict)

@@ -95,7 +95,8 @@ def _score(value: Any) -> float:
 def load_frame(filters: Filters) -> Frame:
     group_q = filters.group_q("group__")
     passing = list(
-        Attempt.objects.filter(group_q, status=Attempt.Status.VALID, test_reward__gt=0)
+        Attempt.objects.passing()
+        .filter(group_q)
         .order_by("group_id", "index")
         .values_list(
             "id",

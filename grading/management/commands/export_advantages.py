@@ -10,10 +10,9 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from grading.models import GraderConfig, Group
-from grading.selectors_training import grader_config_by_name
 from grading.services.advantages import AdvantageParams
 from grading.services.exports import FORMATS, ExportInvariantError, advantages_export
-from grading.services.grader_runs import grader_config_default
+from grading.services.grader_runs import grader_config_for
 
 
 def _lambda_max(value: str) -> float | None:
@@ -36,11 +35,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
-            config = (
-                grader_config_by_name(name=opts["config"])
-                if opts["config"]
-                else grader_config_default()
-            )
+            config = grader_config_for(name=opts["config"])
         except GraderConfig.DoesNotExist as exc:
             raise CommandError(f"unknown grader configuration {opts['config']!r}") from exc
         try:
