@@ -50,7 +50,7 @@ def assignment_redactor(*, assignment: Assignment) -> Redactor:
     names = group_agent_names(group_id=assignment.group_id)
     names.append(assignment.group.step.run.name)
     patterns = [
-        *getattr(settings, "GAGAR_REVIEW_FINGERPRINTS", []),
+        *settings.GAGAR_REVIEW_FINGERPRINTS,
         *assignment.campaign.fingerprint_patterns.splitlines(),
     ]
     return build_redactor(names, patterns)

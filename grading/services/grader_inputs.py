@@ -8,7 +8,6 @@ pulls only the slices the grader asks for.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 
@@ -21,7 +20,6 @@ from grading.grader.backends.base import Backend
 from grading.grader.backends.registry import (
     BackendConfigError,
     backend_from_config,
-    config_from_env,
 )
 from grading.grader.context import DEFAULT_CONTEXT_TARGET, DEFAULT_CONTEXT_WINDOW, ContextWindow
 from grading.grader.inputs import (
@@ -109,10 +107,24 @@ def group_input(*, group_id: int) -> GroupInput:
     )
 
 
-def backend_settings(
-    config: GraderConfig, environ: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """Registry settings for `config`: the row names the backend; keys and tuning come from env.
+def endpoint_settings() -> dict[str, str]:
+    """The endpoint settings (gagar_site/settings.py) as the registry's string config keys;
+    empty ones are left out, so the registry applies its own defaults and names the variable."""
+    values = {
+        "backend": settings.GAGAR_GRADER_BACKEND,
+        "base_url": settings.GAGAR_GRADER_BASE_URL,
+        "api_key": settings.GAGAR_GRADER_API_KEY,
+        "model": settings.GAGAR_GRADER_MODEL,
+        "timeout_s": str(settings.GAGAR_GRADER_TIMEOUT_S),
+        "max_retries": str(settings.GAGAR_GRADER_MAX_RETRIES),
+        "transcript": settings.GAGAR_GRADER_TRANSCRIPT,
+    }
+    return {key: value for key, value in values.items() if value != ""}
+
+
+def backend_settings(config: GraderConfig) -> dict[str, str]:
+    """Registry settings for `config`: the row names the backend; keys and tuning come from the
+    settings.
 
     The API key is never stored in the database, so it is always GAGAR_GRADER_API_KEY. Backend
     options come from the settings, then from the configuration's own `options`.
@@ -124,7 +136,7 @@ def backend_settings(
         "reasoning_effort": settings.GAGAR_GRADER_REASONING_EFFORT,
         "thinking_budget": str(settings.GAGAR_GRADER_THINKING_BUDGET),
     }
-    mapping.update(config_from_env(os.environ if environ is None else environ))
+    mapping.update(endpoint_settings())
     mapping["backend"] = config.backend
     for key in ("model", "base_url"):
         value = getattr(config, key)

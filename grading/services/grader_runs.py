@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import threading
 import time
 from collections.abc import Iterable
@@ -25,7 +24,7 @@ from django.utils import timezone
 
 from grading.grader import prompts
 from grading.grader.backends.base import TransientBackendError
-from grading.grader.backends.registry import BackendConfigError, config_from_env
+from grading.grader.backends.registry import BackendConfigError
 from grading.grader.loop import GraderOutcome, LogRecord, run_grader
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderEvent, GraderRun, Group
 from grading.selectors_training import grader_config_by_name
@@ -34,6 +33,7 @@ from grading.services.grader_inputs import (
     backend_for,
     budget_for,
     context_window_for,
+    endpoint_settings,
     group_input,
     pricing_for,
     rubric_for,
@@ -60,7 +60,7 @@ def grader_config_default() -> GraderConfig:
     GAGAR_GRADER_BASE_URL alone switches to an OpenAI-compatible server (its model is discovered
     when GAGAR_GRADER_MODEL is unset); GAGAR_GRADER_BACKEND=anthropic selects Anthropic.
     """
-    env = config_from_env(os.environ)
+    env = endpoint_settings()
     base_url = env.get("base_url", "")
     backend = env.get("backend") or ("openai" if base_url else GraderConfig.Backend.HEURISTIC)
     model = env.get("model", "")

@@ -84,7 +84,7 @@ def _redactors(rows: list[Attempt]) -> dict[int, Redactor]:
         names[a.group_id] += [
             v for v in (a.agent_metadata or {}).values() if isinstance(v, str) and len(v) <= 100
         ]
-    patterns = getattr(settings, "GAGAR_REVIEW_FINGERPRINTS", [])
+    patterns = settings.GAGAR_REVIEW_FINGERPRINTS
     return {gid: build_redactor(n, patterns) for gid, n in names.items()}
 
 

@@ -66,8 +66,8 @@ def page(request: HttpRequest, assignment_id: int) -> HttpResponse:
         mains.append(panel.main_bytes)
         panel.main_html = mark_safe(f"{marker}{n}-->")  # noqa: S308 - our own marker
     context["config"] = {
-        "heartbeatMs": getattr(settings, "GAGAR_REVIEW_HEARTBEAT_MS", 10_000),
-        "idleMs": getattr(settings, "GAGAR_REVIEW_IDLE_SECONDS", 60) * 1000,
+        "heartbeatMs": settings.GAGAR_REVIEW_HEARTBEAT_MS,
+        "idleMs": settings.GAGAR_REVIEW_IDLE_SECONDS * 1000,
         "locked": assignment.status != Assignment.Status.IN_PROGRESS,
         # Per reviewer, so kept out of the cached file list and applied by the page script.
         "viewed": {panel.token: panel.viewed for panel in context["panels"]},
