@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 
+from celery import current_app
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.db.models import F, Max, Q
@@ -45,6 +46,7 @@ from grading.services.grader_spend import (
     record_abandoned,
     run_cost,
 )
+from grading.task_names import RUN_GRADER
 
 logger = logging.getLogger(__name__)
 Status = GraderRun.Status
@@ -82,10 +84,8 @@ def grader_config_for(*, name: str | None) -> GraderConfig:
 
 
 def _enqueue(run_id: int) -> None:
-    # Imported here: tasks import this module.
-    from grading.tasks import run_grader_task
-
-    run_grader_task.apply_async(kwargs={"run_id": run_id})
+    # By name: grading.tasks imports this module (grading/task_names.py).
+    current_app.tasks[RUN_GRADER].apply_async(kwargs={"run_id": run_id})
 
 
 def grader_runs_request(
