@@ -376,8 +376,3 @@ class TrajectoryChunkAdmin(admin.ModelAdmin[TrajectoryChunk]):
     list_display = ["trajectory", "seq", "first_event", "event_count"]
     exclude = ["data"]
     readonly_fields = ["trajectory", "seq", "first_event", "event_count"]
-
-
-# Grader runs (with transcripts and grades), stored advantages (with the λ-cap report) and API
-# tokens have their own admin modules; importing them registers them.
-from grading import admin_grader, admin_tokens, admin_training  # noqa: E402, F401
