@@ -465,7 +465,7 @@ def coefficients_batch(
 
     is_t3 = passing & (tier == 3)
     # A lookup rather than np.where: the mask is random, and where's branches mispredict.
-    out = np.array([1.0, config.t3]).take(is_t3.ravel().view(np.uint8))
+    out: FloatArray = np.array([1.0, config.t3]).take(is_t3.ravel().view(np.uint8))
     # Only T1/T2 passers need positions: work on their flat indices, a fraction of all slots.
     ranked = np.flatnonzero(passing ^ is_t3)  # passing and not T3
     if not len(ranked):

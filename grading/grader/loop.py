@@ -161,7 +161,7 @@ class _Run(TurnHandling):
 
     # -- the loop ---------------------------------------------------------------------------
 
-    def run(self) -> GraderOutcome:
+    def run(self) -> GraderOutcome:  # noqa: C901  # split next (issue 12, long functions)
         self.started = self.clock()
         tb = self.toolbox
         passing = {a: c.passed for a, c in tb.candidates.items()}

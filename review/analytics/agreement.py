@@ -184,7 +184,7 @@ def _reasons(sl: _Slice, view: GraderView) -> dict[str, str]:
     return out
 
 
-def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int) -> dict[str, Any]:
+def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int) -> dict[str, Any]:  # noqa: C901
     sl = _Slice(frame)
     graded_counts = Counter(frame.gr_config.tolist())
     by_count = [c for c, _ in graded_counts.most_common()]
