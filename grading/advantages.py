@@ -1,4 +1,4 @@
-r"""Tier coefficients and advantage redistribution (SPEC §4), as pure functions.
+r"""Tier coefficients and advantage redistribution (method §4), as pure functions.
 
 This module imports no Django, Celery or ORM: services, exports and the benchmark call it, and
 it is tested without a database.
@@ -29,7 +29,7 @@ Coefficients (defaults; all configurable through :class:`CoefficientConfig`)
 - No verdict (``fallback=True``): every coefficient is 1, which is exactly plain GRPO; the group is
   flagged ``fallback``.
 
-Computation (SPEC §4, exactly)
+Computation (method §4, exactly)
 ------------------------------
 Over the valid attempts V (everything but ``infra_failed``), with r_i the reward used::
 
@@ -284,7 +284,7 @@ def redistribute(
     std_eps: float = 1e-6,
     fallback: bool = False,
 ) -> GroupAdvantages:
-    """GRPO and GAGAR advantages of one group, with the λ audit (SPEC §4; module docstring)."""
+    """GRPO and GAGAR advantages of one group, with the λ audit (method §4; module docstring)."""
     _check_lambda_max(lambda_max)
     _check_std(std_ddof, std_eps)
     coefs = coefficients(attempts, coefficient_config, fallback=fallback)

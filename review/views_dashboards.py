@@ -1,4 +1,4 @@
-"""Staff dashboards (SPEC §7): agreement, audit of two runs, and label/data-package downloads.
+"""Staff dashboards (method §7): agreement, audit of two runs, and label/data-package downloads.
 
 Views parse filters, check access, call one selector or service and shape the output. Pages read
 cached snapshots only; the statistics are computed by `review.tasks`.

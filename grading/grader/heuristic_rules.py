@@ -1,6 +1,6 @@
 """Deterministic rubric scoring from diff features, used by the offline heuristic grader.
 
-Signals (SPEC §5): diff size and spread against the group's median, files touched outside the
+Signals (method §5): diff size and spread against the group's median, files touched outside the
 passing candidates' consensus, test-file edits (test tampering), literals from the tests special-
 cased in the code (hard-coding), leftover debug prints and reproduction scripts, trajectory errors.
 """

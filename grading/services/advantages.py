@@ -1,4 +1,4 @@
-"""Store SPEC §4 advantages per group from the latest succeeded verdict (writes).
+"""Store method §4 advantages per group from the latest succeeded verdict (writes).
 
 `group_advantages_refresh` brings the stored `GroupAdvantages` of some groups up to date with
 their grading state: a group whose latest succeeded grader run (or, without one, whose fallback

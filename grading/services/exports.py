@@ -1,4 +1,4 @@
-"""Export `gagar.v1` advantages (SPEC §7) as Parquet, JSON Lines or CSV, with a manifest.
+"""Export `gagar.v1` advantages (method §7) as Parquet, JSON Lines or CSV, with a manifest.
 
 Three files plus `manifest.json`: `advantages_attempts.<ext>` (one row per attempt),
 `advantages_groups.<ext>` (one row per group) and `lambda_cap.<ext>` (how often λ_max bound, per
@@ -161,7 +161,7 @@ def _csv_cell(value: Any) -> Any:
 
 
 def check_invariants(head: dict[str, Any], rows: list[dict[str, Any]]) -> None:
-    """SPEC §4 invariants of one group's rows; raises ExportInvariantError naming the group."""
+    """method §4 invariants of one group's rows; raises ExportInvariantError naming the group."""
     where = f"group {head['group_id']} ({head['run']} step {head['step']}, task {head['task_id']})"
     total = 0.0
     for r in rows:

@@ -84,7 +84,7 @@ def _prompt_source_note(task: Task, lookup: SourceLookup) -> str:
 
 def group_input(*, group_id: int) -> GroupInput:
     """The group as the loop sees it. Infra-failed attempts are left out of everything
-    (SPEC §4); identical patches are one candidate; `task.repo_path` is None (and
+    (method §4); identical patches are one candidate; `task.repo_path` is None (and
     `task.source_note` says why) when no source was found."""
     group: Group = group_with_attempts(group_id=group_id)
     task = group.task

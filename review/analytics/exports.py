@@ -1,4 +1,4 @@
-"""Export calibrated tier labels (SPEC §7) as JSON Lines, CSV or Parquet, with a manifest.
+"""Export calibrated tier labels (method §7) as JSON Lines, CSV or Parquet, with a manifest.
 
 One row per attempt and grader configuration (one row per attempt with `--config`): ids,
 status, test reward, the configuration's verdict (tier, rank, weighted score), each human tier

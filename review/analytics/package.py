@@ -1,4 +1,4 @@
-"""The anonymized, publishable data package (SPEC §1, §7): one row per attempt with its task,
+"""The anonymized, publishable data package (method §1 and §7): one row per attempt with its task,
 repository reference, trajectory, diff, tests, verdicts and reviews, loadable with Hugging Face
 `datasets` (`load_dataset("json" | "parquet" | "csv", data_files=...)`).
 
