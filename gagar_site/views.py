@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_safe
 
 from gagar_site import ops
 from gagar_site.access import staff_required
-from grading.selectors_ops import grader_latency, run_backlog
+from grading.selectors.ops import grader_latency, run_backlog
 
 
 def home(request: HttpRequest) -> HttpResponse:

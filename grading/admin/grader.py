@@ -18,7 +18,7 @@ from django.utils.safestring import SafeString
 
 from grading.admin.rollouts import GroupAdmin
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderEvent, GraderRun, Group
-from grading.selectors_grader import grader_run_transcript
+from grading.selectors.grader import grader_run_transcript
 from grading.services.grader_runs import grader_runs_regrade
 
 SHOWN_CHARS = 6_000

@@ -21,7 +21,7 @@ from grading.models import (
     Trajectory,
     TrajectoryChunk,
 )
-from grading.selectors import trajectory_events
+from grading.selectors.rollouts import trajectory_events
 
 PREVIEW_BYTES = 200_000
 PREVIEW_EVENTS = 200

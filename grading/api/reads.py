@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from grading.api.schemas import problem_responses as errors
 from grading.models import GraderRun, Group, Run, Step
-from grading.selectors_api import (
+from grading.selectors.api import (
     grader_runs_for_api,
     runs_for_api,
     steps_for_api,

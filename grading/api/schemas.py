@@ -1,7 +1,7 @@
 """What the API's answers look like, for the OpenAPI schema: problem details, bundle groups and
 the `gagar.v1` advantage rows with every column (nullable ones marked).
 
-The advantage rows are built by the selectors (grading/selectors_training.py) and sent as they
+The advantage rows are built by the selectors (grading/selectors/training.py) and sent as they
 are; `test_the_schema_declares_every_row_field` holds these serializers to the real rows.
 """
 

@@ -13,18 +13,18 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from grading.advantages import DEFAULT_COEFFICIENTS
-from grading.api.problems import IDEMPOTENCY_CONFLICT, problem_response
-from grading.api.schemas import AdvantagesOutputSerializer, ProblemItemSerializer
-from grading.api.schemas import problem_responses as errors
-from grading.api.views import (
+from grading.api.bundles import (
     BUNDLE_REQUEST,
     RawBundleParser,
     as_jsonl,
     empty_body_problem,
     import_problem,
 )
+from grading.api.problems import IDEMPOTENCY_CONFLICT, problem_response
+from grading.api.schemas import AdvantagesOutputSerializer, ProblemItemSerializer
+from grading.api.schemas import problem_responses as errors
 from grading.models import GraderConfig, Group, Step
-from grading.selectors_training import step_group_ids
+from grading.selectors.training import step_group_ids
 from grading.services.advantages import AdvantageParams
 from grading.services.grader_runs import grader_config_for
 from grading.services.training import (

@@ -28,7 +28,7 @@ from grading.advantages import (
     redistribute,
 )
 from grading.models import Attempt, CandidateGrade, GraderConfig, GroupAdvantages
-from grading.selectors_training import GradingState, grading_states
+from grading.selectors.training import GradingState, grading_states
 
 Reason = GroupAdvantages.FallbackReason
 

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from django.utils import timezone
 
 from grading.models import GraderConfig, Group, GroupAdvantages
-from grading.selectors_training import (
+from grading.selectors.training import (
     ATTEMPT_COLUMNS,
     GROUP_COLUMNS,
     LAMBDA_CAP_COLUMNS,

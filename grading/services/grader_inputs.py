@@ -35,7 +35,7 @@ from grading.grader.sandbox.base import Sandbox, SandboxError
 from grading.grader.sandbox.docker_sandbox import DockerSandbox
 from grading.grader.sandbox.local import NOBODY, LocalSandbox, available_isolation
 from grading.models import Attempt, GraderConfig, Group, Task, Trajectory
-from grading.selectors import group_with_attempts, trajectory_events
+from grading.selectors.rollouts import group_with_attempts, trajectory_events
 from grading.services.repo_sources import task_source_lookup
 
 logger = logging.getLogger(__name__)

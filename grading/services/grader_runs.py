@@ -28,7 +28,7 @@ from grading.grader.backends.base import TransientBackendError
 from grading.grader.backends.registry import BackendConfigError
 from grading.grader.loop import GraderOutcome, LogRecord, run_grader
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderEvent, GraderRun, Group
-from grading.selectors_training import grader_config_by_name
+from grading.selectors.training import grader_config_by_name
 from grading.services.grader_events import event_row
 from grading.services.grader_inputs import (
     backend_for,

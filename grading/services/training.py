@@ -17,7 +17,7 @@ from typing import Any, Literal
 from django.db import IntegrityError, transaction
 
 from grading.models import GraderConfig, GraderRun, Group, IdempotencyKey
-from grading.selectors_training import (
+from grading.selectors.training import (
     SCHEMA_VERSION,
     advantages_for_groups,
     attempt_rows,

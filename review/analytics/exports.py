@@ -26,7 +26,7 @@ from grading.models import Attempt, GraderConfig
 from grading.services.exports import FORMATS, ExportResult, Format
 from grading.services.exports import _Writer as TableWriter
 from review.analytics.filters import Filters
-from review.analytics.labels import labels_refresh, labels_stale
+from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.sharing import fan_out
 from review.models import (
     Assignment,

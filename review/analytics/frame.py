@@ -25,7 +25,7 @@ from grading.domain.candidates import distinct_patches
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderRun, GroupAdvantages
 from review.analytics.filters import UNIT_PATCH, Filters
 from review.models import Assignment, Campaign, FixRequest, Label
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

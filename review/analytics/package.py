@@ -32,7 +32,7 @@ from review.analytics.filters import Filters
 from review.analytics.sharing import fan_out
 from review.blinding import Redactor, build_redactor
 from review.models import Assignment, Campaign, ConsensusLabel, Disagreement, FixRequest, Label
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 
 SCHEMA_VERSION = "gagar.package.v1"
 BATCH = 200

@@ -114,7 +114,7 @@ def _compute(params: dict[str, Any]) -> dict[str, Any]:
         from review.analytics.audit import audit_payload
 
         return audit_payload(params=params)
-    from review.analytics.agreement import agreement_payload
+    from review.analytics.agreement_dashboard import agreement_payload
     from review.analytics.frame import load_frame
 
     filters = Filters(**params["filters"])

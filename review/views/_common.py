@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 
 from review.models import Assignment
-from review.selectors import assignment_for_reviewer
+from review.selectors.reviewing import assignment_for_reviewer
 
 
 def wants_json(request: HttpRequest) -> bool:

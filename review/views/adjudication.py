@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from gagar_site.access import staff_required
 from review.forms import AdjudicationForm
 from review.models import Campaign, Disagreement
-from review.selectors_adjudication import (
+from review.selectors.adjudication import (
     adjudication_case,
     disagreement_counts,
     disagreement_queue,

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from review.content import assignment_redactor, rendered_diffs, rendered_file_page, trajectory_slice
 from review.models import Assignment, Campaign
 from review.presenters import review_page
-from review.selectors import candidate_for_reviewer, reviewer_queue
+from review.selectors.reviewing import candidate_for_reviewer, reviewer_queue
 from review.services.queue import AssignmentGoneError, assignment_next, assignment_resume
 from review.views._common import is_fragment, own_assignment
 

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from gagar_site.access import staff_required
 from review.forms import CampaignForm
 from review.models import Campaign
-from review.selectors import campaign_overview
+from review.selectors.reviewing import campaign_overview
 from review.services.campaigns import campaign_create
 
 

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from grading.models import Attempt, GraderConfig
-from grading.selectors_training import grader_config_by_name
+from grading.selectors.training import grader_config_by_name
 from grading.services.exports import FORMATS
 from review.analytics.exports import labels_export
 from review.analytics.filters import Filters

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from review.analytics.labels import labels_refresh, labels_stale
+from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.package import package_export
 from review.management.commands.export_labels import add_filter_arguments, filters_from
 

@@ -24,8 +24,8 @@ from review.analytics.arrays import (
 )
 from review.analytics.calibration_curve import calibration_section
 from review.analytics.frame import Frame, IntArray
-from review.analytics.runs import cost_rows, lambda_cap_rows, status_rate_rows
-from review.models.labels import CRITERIA
+from review.analytics.runs_dashboard import cost_rows, lambda_cap_rows, status_rate_rows
+from review.models.reviewing import CRITERIA
 from review.stats import (
     BootstrapCI,
     confusion_matrix,
