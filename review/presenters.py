@@ -16,9 +16,9 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from grading.domain.redaction import Redactor
 from grading.models import CandidateGrade, GraderRun, Patch, Task
-from review.blinding import Redactor
-from review.content import (
+from review.blinded_cache import (
     CACHE_SECONDS,
     HunkShare,
     assignment_redactor,

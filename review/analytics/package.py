@@ -24,13 +24,13 @@ from django.conf import settings
 from django.utils import timezone
 
 from grading.domain.compression import decompress
+from grading.domain.redaction import Redactor, build_redactor
 from grading.models import Attempt, CandidateGrade, GraderRun, TrajectoryChunk
 from grading.services.exports import FORMATS, ExportResult, Format
 from grading.services.exports import _Writer as TableWriter
 from review.analytics.exports import attempt_batches, reviewer_pseudonym
 from review.analytics.filters import Filters
 from review.analytics.sharing import fan_out
-from review.blinding import Redactor, build_redactor
 from review.models import Assignment, Campaign, ConsensusLabel, Disagreement, FixRequest, Label
 from review.models.labels import CRITERIA
 

@@ -1,4 +1,5 @@
-"""What a reviewer is shown of a group, blinded: redacted and rendered, cached by content.
+"""The blinded rendering cache: what a reviewer is shown of a group, redacted and rendered,
+cached by content.
 
 Every piece of untrusted text (diffs, file names, old files, test output and reports,
 trajectory events, the problem statement) passes through the group's `Redactor` before it is
@@ -21,10 +22,10 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
+from grading.domain.redaction import Redactor, build_redactor
 from grading.domain.repos import is_git_repository, local_repo_path
 from grading.models import Patch, Task, Trajectory
 from grading.selectors import trajectory_events
-from review.blinding import Redactor, build_redactor
 from review.diffs import (
     RenderedFile,
     RenderOptions,
