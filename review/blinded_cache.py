@@ -25,7 +25,7 @@ from django.core.cache import cache
 from grading.domain.redaction import Redactor, build_redactor
 from grading.domain.repos import is_git_repository, local_repo_path
 from grading.models import Patch, Task, Trajectory
-from grading.selectors import trajectory_events
+from grading.selectors import group_identity_names, trajectory_events
 from review.diffs import (
     RenderedFile,
     RenderOptions,
@@ -37,7 +37,6 @@ from review.diffs import (
     shared_changes,
 )
 from review.models import Assignment
-from review.selectors import group_agent_names
 
 OPTIONS = RenderOptions()
 BASE_FILE_MAX_BYTES = 1_000_000
@@ -48,8 +47,7 @@ CACHE_SECONDS = 7 * 24 * 3600
 
 
 def assignment_redactor(*, assignment: Assignment) -> Redactor:
-    names = group_agent_names(group_id=assignment.group_id)
-    names.append(assignment.group.step.run.name)
+    names = group_identity_names(group_id=assignment.group_id)
     patterns = [
         *getattr(settings, "GAGAR_REVIEW_FINGERPRINTS", []),
         *assignment.campaign.fingerprint_patterns.splitlines(),

@@ -89,6 +89,17 @@ def _distinctive(runs: list[str]) -> bool:
     return False
 
 
+def identity_values(
+    system: str, model: str, family: str, metadata: object, *, max_len: int = 100
+) -> list[str]:
+    """The names one attempt's record gives away: its agent system, model and family, and its
+    metadata's short strings (harness, scaffold, provider…)."""
+    values = [system, model, family]
+    if isinstance(metadata, dict):
+        values += [v for v in metadata.values() if isinstance(v, str) and len(v) <= max_len]
+    return [v for v in values if v]
+
+
 def _is_version(part: str) -> bool:
     # Versions ("0.4.2", "v2", "0.5.0-rc1") are never names on their own.
     return bool(re.fullmatch(r"v?\d[\w.\-+]*", part, re.IGNORECASE))

@@ -24,7 +24,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from grading.domain.compression import decompress
-from grading.domain.redaction import Redactor, build_redactor
+from grading.domain.redaction import Redactor, build_redactor, identity_values
 from grading.models import Attempt, CandidateGrade, GraderRun, TrajectoryChunk
 from grading.services.exports import FORMATS, ExportResult, Format
 from grading.services.exports import _Writer as TableWriter
@@ -76,14 +76,14 @@ def _key(kind: str, value: object) -> str:
 
 
 def _redactors(rows: list[Attempt]) -> dict[int, Redactor]:
-    # The same names the review pages redact (review.selectors.group_agent_names), read from
-    # the batch already in memory instead of one query per group.
+    # The same names the review pages redact (grading.selectors.group_identity_names), read
+    # from the batch already in memory instead of one query per group.
     names: dict[int, list[str]] = defaultdict(list)
     for a in rows:
-        names[a.group_id] += [a.agent_system, a.agent_model, a.agent_family, a.group.step.run.name]
-        names[a.group_id] += [
-            v for v in (a.agent_metadata or {}).values() if isinstance(v, str) and len(v) <= 100
-        ]
+        names[a.group_id] += identity_values(
+            a.agent_system, a.agent_model, a.agent_family, a.agent_metadata
+        )
+        names[a.group_id].append(a.group.step.run.name)
     patterns = getattr(settings, "GAGAR_REVIEW_FINGERPRINTS", [])
     return {gid: build_redactor(n, patterns) for gid, n in names.items()}
 

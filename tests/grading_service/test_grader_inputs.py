@@ -76,3 +76,21 @@ def test_prices_come_from_the_configuration_else_the_settings(settings: Any) -> 
     # cached tokens rather than the settings' (another provider's) cached price.
     assert (own.input, own.cached_input, own.output) == (3.0, 3.0, 15.0)
     assert own.cost(1_000_000, 500_000, 100_000) == pytest.approx(1.5 + 1.5 + 1.5)
+
+
+@pytest.mark.django_db
+def test_a_runs_inputs_carry_the_names_its_trajectories_are_redacted_of(settings: Any) -> None:
+    from grading.models import Group
+    from grading.services.demo import sample_load
+    from grading.services.grader_inputs import group_input
+
+    settings.GAGAR_REVIEW_FINGERPRINTS = [r"site-\d+"]
+    sample_load()
+    group = Group.objects.get(external_id="sample-humanize-lite-1024")
+    given = group_input(group_id=group.pk)
+    systems = {a.agent_system for a in group.attempts.all()}
+    assert systems <= set(given.identity_names)
+    assert group.step.run.name in given.identity_names
+    assert list(given.identity_patterns) == [r"site-\d+"]
+    # and none of it is in what the loop is told about the group
+    assert not any(s in repr(given.task) for s in systems)
