@@ -100,6 +100,9 @@ def identity_values(
     return [v for v in values if v]
 
 
+_DATE_SUFFIX = re.compile(r"[-_.](?:(?:19|20)\d\d(?:[-_.]?\d\d){0,2}|\d{6,8})$")
+
+
 def _is_version(part: str) -> bool:
     # Versions ("0.4.2", "v2", "0.5.0-rc1") are never names on their own.
     return bool(re.fullmatch(r"v?\d[\w.\-+]*", part, re.IGNORECASE))
@@ -124,7 +127,10 @@ def fingerprints_from(values: Iterable[str]) -> list[str]:
             for p in _PART_SPLIT.split(value)
             if not _is_version(p) and p.lower() not in _KNOWN_ORGS
         ]
-        for cand in (value, *parts):
+        # A dated name is also written without its date: "zephyr-coder-9b" for
+        # "zephyr-coder-9b-2026-01", "claude-3-5-sonnet" for "claude-3-5-sonnet-20240620".
+        undated = [_DATE_SUFFIX.sub("", p) for p in (value, *parts)]
+        for cand in (value, *parts, *undated):
             cand = cand.strip(" -_./")
             runs = _ALNUM_RUN.findall(cand)
             if not runs or not any(c.isalpha() for c in cand):
