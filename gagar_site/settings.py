@@ -279,6 +279,9 @@ SPECTACULAR_SETTINGS = {
 GAGAR_MAX_UPLOAD_BYTES = env_int("GAGAR_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
 # One JSON line of a bundle is parsed in memory; larger trajectories go in sidecar files.
 GAGAR_MAX_LINE_BYTES = env_int("GAGAR_MAX_LINE_BYTES", 64 * 1024 * 1024)
+# A patch over this is refused at import: a 50 MiB patch took 870 MB to import and seconds on
+# every review-page load, and no reviewer can judge it.
+GAGAR_MAX_PATCH_BYTES = env_int("GAGAR_MAX_PATCH_BYTES", 5 * 1024 * 1024)
 GAGAR_REPO_DIR = VAR_DIR / "repos"
 # Folders of local clones or bare mirrors (comma-separated), where a task whose repo is
 # owner/name finds its source as owner/name, owner__name or name: no network, only read.

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from grading.api.problems import INVALID_BUNDLE, problem_response
 from grading.api.schemas import BundleGroupSerializer, ProblemItemSerializer, problem_responses
+from grading.domain import safe_json
 from grading.services.imports import ImportFailedError, ImportReport, groups_import
 from grading.services.sources import bundle_records
 
@@ -40,9 +41,9 @@ def as_jsonl(body: bytes) -> bytes:
     if head not in (b"[", b"{"):
         return body
     try:
-        value = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return body  # JSON Lines (or broken): let the reader report it by line
+        value = safe_json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError, safe_json.JsonLimitError):
+        return body  # JSON Lines (or broken, or refused): let the reader report it by line
     items = value if isinstance(value, list) else [value]
     return b"\n".join(json.dumps(item).encode() for item in items) + b"\n"
 

@@ -146,8 +146,11 @@ class _Evidence:
             side = "post"
         elif fd.added:
             (start, end), side = _run(fd.added), "post"
-        else:
+        elif fd.removed:
             (start, end), side = _run(fd.removed), "pre"
+        else:
+            # A pure rename or mode change has no changed line: cite the file's first line.
+            (start, end), side = (1, 1), "post"
         path = fd.path if side == "post" else (fd.source_path or fd.path)
         return self.add(
             {
@@ -248,7 +251,9 @@ def _score_one(
     if ratio > 4:
         lower("approach_suitability", 3, "very large change for the task", size_ev)
     if outside:
-        out_ev = [ev.code(f.alias, files[p]) for p in outside[:3]]
+        # A pure rename has no changed line to cite; it is still named in the reason.
+        cited = [p for p in outside if files[p].added or files[p].removed]
+        out_ev = [ev.code(f.alias, files[p]) for p in cited[:3]]
         lower(
             "unintended_side_effects",
             3 if len(outside) == 1 else 2,

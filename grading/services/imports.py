@@ -164,6 +164,8 @@ def groups_import(
                 continue
             report.results.append(result)
             report.attempts_created += attempts
+        if not report.attempts_read and not report.problems and not report.notes:
+            _note(report, ImportProblem("", None, "", "nothing to import: no records were read"))
         if require_passing and not report.attempts_passing:
             _note(
                 report,
