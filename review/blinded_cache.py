@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
+from grading.domain.hostile_text import strip_ansi, visible
 from grading.domain.redaction import Redactor, build_redactor
 from grading.domain.repos import is_git_repository, local_repo_path
 from grading.models import Patch, Task, Trajectory
@@ -250,12 +251,14 @@ def test_results(*, attempt: Any, redactor: Redactor) -> dict[str, Any]:
         if isinstance(value, dict) and ("success" in value or "failure" in value):
             sections.append(
                 {
-                    "name": redactor(str(name)),
+                    "name": visible(redactor(str(name))),
                     "passed": len(value.get("success") or []),
-                    "failed": [redactor(str(t)) for t in (value.get("failure") or [])],
+                    "failed": [visible(redactor(str(t))) for t in (value.get("failure") or [])],
                 }
             )
-    return {"output": redactor(raw), "truncated": truncated, "sections": sections}
+    # Colour codes go; any other control character is shown, never sent raw.
+    output = visible(strip_ansi(redactor(raw)))
+    return {"output": output, "truncated": truncated, "sections": sections}
 
 
 def trajectory_slice(
@@ -290,12 +293,13 @@ def _event(raw: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
         args = json.dumps(args, ensure_ascii=False, indent=1)
     text = str(raw.get("text") or "")
     cut = len(text) > EVENT_TEXT_MAX
+    # Redacted, then every control, bidi and zero-width character shown as a mark.
     return {
         "index": raw.get("index", 0),
-        "kind": redactor(str(raw.get("kind") or "")),
-        "role": redactor(str(raw.get("role") or "")),
-        "tool": redactor(str(raw.get("tool") or "")),
-        "args": redactor(args or ""),
-        "text": redactor(text[:EVENT_TEXT_MAX]) + ("\n… (truncated)" if cut else ""),
+        "kind": visible(redactor(str(raw.get("kind") or ""))),
+        "role": visible(redactor(str(raw.get("role") or ""))),
+        "tool": visible(redactor(str(raw.get("tool") or ""))),
+        "args": visible(redactor(args or "")),
+        "text": visible(redactor(text[:EVENT_TEXT_MAX])) + ("\n… (truncated)" if cut else ""),
         "long": len(text) > 600,
     }

@@ -36,7 +36,7 @@ from review.selectors import latest_verdict_run
 CRITERIA_LABELS = [(c, c.replace("_", " ").capitalize()) for c in CRITERIA]
 TIERS = {"t1": 1, "t2": 2, "t3": 3}
 # Bump when _candidate_side.html or _candidate_main.html change, so cached fragments expire.
-FRAGMENT_VERSION = "2"
+FRAGMENT_VERSION = "3"
 
 
 @dataclass

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from django.utils import timezone
 
+from grading.domain.hostile_text import csv_cell
 from grading.models import GraderConfig, Group, GroupAdvantages
 from grading.selectors_training import (
     ATTEMPT_COLUMNS,
@@ -157,7 +158,8 @@ def _csv_cell(value: Any) -> Any:
         return ""
     if isinstance(value, list | dict):
         return json.dumps(value, allow_nan=False)
-    return value
+    # Text a spreadsheet would run as a formula is prefixed with "'" (CSV only).
+    return csv_cell(value)
 
 
 def check_invariants(head: dict[str, Any], rows: list[dict[str, Any]]) -> None:

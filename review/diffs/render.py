@@ -27,7 +27,7 @@ from review.diffs.layout import (
 from review.diffs.parse import ChangeKind, FileDiff, decode_diff, parse_patch
 
 # Bump whenever the HTML for the same input and options changes, so cached fragments expire.
-RENDERER_VERSION = "1"
+RENDERER_VERSION = "2"
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
