@@ -17,8 +17,8 @@ from grading.api.problems import IDEMPOTENCY_CONFLICT, problem_response
 from grading.api.schemas import AdvantagesOutputSerializer, ProblemItemSerializer
 from grading.api.schemas import problem_responses as errors
 from grading.api.views import (
+    BUNDLE_PARSERS,
     BUNDLE_REQUEST,
-    RawBundleParser,
     as_jsonl,
     empty_body_problem,
     import_problem,
@@ -77,7 +77,7 @@ class SubmitQuery(serializers.Serializer):
 
 
 class GroupsSubmitApi(APIView):
-    parser_classes = [RawBundleParser]
+    parser_classes = BUNDLE_PARSERS
     required_scopes = ("submit",)
 
     class SubmitOutputSerializer(serializers.Serializer):

@@ -64,6 +64,12 @@ def _message(error: ValidationError) -> str:
         return "give either task (a task object) or task_id (an existing task), not both"
     # jsonschema quotes the offending value; a 50 MB value must not become a 50 MB message, but
     # what is wrong with it (the end of the message) must survive the cut.
+    if error.validator == "maxItems" and isinstance(error.instance, list):
+        # The list itself would be quoted whole: say how long it is and what the limit is.
+        return (
+            f"too many items: {len(error.instance)} (at most {error.validator_value}); "
+            "split the group or send fewer attempts"
+        )
     message = error.message
     quoted = repr(error.instance)
     if len(message) > 300 and message.startswith(quoted):

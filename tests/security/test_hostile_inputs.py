@@ -229,3 +229,57 @@ def test_the_heuristic_grader_survives_a_pure_rename_in_one_candidate() -> None:
     out = run_grader(group, HeuristicBackend(), seed=1)
     assert out.status == "ok", out.problems
     assert out.verdict is not None and sorted(out.verdict["ordering"]) == ["a", "b", "c"]
+
+
+def test_too_many_attempts_says_the_limit() -> None:
+    record = hostile_record()
+    record["attempts"] = [
+        {**record["attempts"][3], "id": f"a{n}", "patch": "", "test_reward": 0.0}
+        for n in range(1025)
+    ]
+    with pytest.raises(ImportFailedError) as refused:
+        _import(json.dumps(record).encode() + b"\n")
+    (problem,) = refused.value.report.problems
+    assert problem.field == "$.attempts" and "1025 (at most 1024)" in problem.message
+
+
+def test_the_api_refuses_other_content_types(api: APIClient) -> None:
+    body = json.dumps(hostile_record()).encode()
+    for content_type in ("text/plain", "image/png", "application/x-www-form-urlencoded"):
+        response = api.post("/api/v1/bundles", data=body, content_type=content_type)
+        assert response.status_code == 415, (content_type, response.status_code)
+        response = api.post("/api/v1/training/groups", data=body, content_type=content_type)
+        assert response.status_code == 415
+    assert counts() == dict.fromkeys(counts(), 0)
+
+
+def test_the_api_refuses_a_body_over_the_limit_by_its_length(api: APIClient, settings: Any) -> None:
+    settings.GAGAR_MAX_UPLOAD_BYTES = 1000
+    body = json.dumps(hostile_record()).encode()
+    for url in ("/api/v1/bundles", "/api/v1/training/groups"):
+        response = api.post(url, data=body, content_type="application/x-ndjson")
+        assert response.status_code == 413
+        assert "over the limit of 1000" in response.content.decode()
+    assert counts() == dict.fromkeys(counts(), 0)
+
+
+class _CountingStream(io.BytesIO):
+    def __init__(self, size: int) -> None:
+        super().__init__(b"x" * size)
+        self.read_bytes = 0
+
+    def read(self, n: int | None = -1) -> bytes:
+        chunk = super().read(n)
+        self.read_bytes += len(chunk)
+        return chunk
+
+
+def test_a_body_without_a_length_is_cut_off_while_read(settings: Any) -> None:
+    from grading.api.views import BodyTooLargeError, RawBundleParser
+
+    settings.GAGAR_MAX_UPLOAD_BYTES = 3 * 1024 * 1024
+    stream = _CountingStream(50 * 1024 * 1024)
+    with pytest.raises(BodyTooLargeError):
+        RawBundleParser().parse(stream, parser_context={})
+    # Read past the limit by at most one chunk, never to the end.
+    assert stream.read_bytes <= 4 * 1024 * 1024
