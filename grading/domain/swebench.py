@@ -194,8 +194,13 @@ def _trajectory_for(folder: Path | None, instance_id: str, row: JsonRow) -> Traj
     try:
         with path.open("rb") as handle:
             head = handle.read(1 << 20)
-        fmt = detect_format(json.loads(head)) if len(head) < (1 << 20) else None
-    except (json.JSONDecodeError, UnicodeDecodeError, TrajectoryFormatError) as exc:
+        fmt = detect_format(safe_json.loads(head)) if len(head) < (1 << 20) else None
+    except (
+        json.JSONDecodeError,
+        UnicodeDecodeError,
+        TrajectoryFormatError,
+        safe_json.JsonLimitError,
+    ) as exc:
         raise _fail(source, "trajectory", f"{path}: {exc}") from exc
     fmt_name = str(fmt) if fmt else "swe-agent"
     return TrajectoryRecord(

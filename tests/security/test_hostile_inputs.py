@@ -283,3 +283,13 @@ def test_a_body_without_a_length_is_cut_off_while_read(settings: Any) -> None:
         RawBundleParser().parse(stream, parser_context={})
     # Read past the limit by at most one chunk, never to the end.
     assert stream.read_bytes <= 4 * 1024 * 1024
+
+
+def test_a_nesting_bomb_in_a_swebench_trajectory_is_refused(tmp_path: Path) -> None:
+    from tests.security.test_corpus_swebench import assert_refused, hostile_inputs
+
+    args = hostile_inputs("bomb", "plain", names=False).write(tmp_path)
+    (traj,) = tmp_path.rglob("*.traj")
+    traj.write_text(_nested(100_000))
+    message = assert_refused(args)
+    assert "nested deeper than" in message and str(traj) in message
