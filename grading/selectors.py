@@ -40,16 +40,15 @@ def trajectory_events(
 def group_identity_names(*, group_id: int) -> list[str]:
     """Every name that would tell who produced the group's attempts: their agent systems,
     models, families and short metadata strings, and the run's name (redacted for reviewers
-    and for the grader; the catalogue covers names no metadata records)."""
+    and for the grader; the catalogue covers names no metadata records). One query."""
     names: list[str] = []
     rows = Attempt.objects.filter(group_id=group_id).values_list(
-        "agent_system", "agent_model", "agent_family", "agent_metadata"
+        "agent_system", "agent_model", "agent_family", "agent_metadata", "group__step__run__name"
     )
-    for system, model, family, metadata in rows:
+    for system, model, family, metadata, run_name in rows:
         names += identity_values(system, model, family, metadata)
-    run_name = Group.objects.filter(pk=group_id).values_list("step__run__name", flat=True).first()
-    if run_name:
-        names.append(run_name)
+        if run_name and run_name not in names:
+            names.append(run_name)
     return names
 
 
