@@ -280,7 +280,7 @@ def _system_attempts(
     per_instance: dict[str, list[AttemptRecord]],
     labels_seen: set[str],
     reader: JsonReader,
-) -> Iterator[ImportProblem]:
+) -> Iterator[ImportProblem | ImportNote]:
     if system.label is not None:
         problem = _text_problem(system.label, _MAX_NAME_CHARS)
         if problem:
@@ -293,6 +293,18 @@ def _system_attempts(
         except ImportProblemError as exc:
             yield exc.problem
     labels_seen.update(seen_here)
+    if report is not None:
+        # A report for instances the tasks do not hold is likely the wrong report or tasks.
+        stray = sorted(set(report.evaluations) - set(tasks))
+        if stray:
+            shown = ", ".join(_quote(s) for s in stray[:5])
+            more = f" and {len(stray) - 5} more" if len(stray) > 5 else ""
+            yield ImportNote(
+                report.source,
+                None,
+                f"the report names {len(stray)} instance{'s' if len(stray) != 1 else ''} "
+                f"not in the tasks: {shown}{more} (ignored)",
+            )
 
 
 def _prediction(

@@ -293,3 +293,15 @@ def test_a_nesting_bomb_in_a_swebench_trajectory_is_refused(tmp_path: Path) -> N
     traj.write_text(_nested(100_000))
     message = assert_refused(args)
     assert "nested deeper than" in message and str(traj) in message
+
+
+def test_a_report_naming_instances_not_in_the_tasks_is_warned_about(tmp_path: Path) -> None:
+    from tests.security.test_corpus_swebench import hostile_inputs
+
+    inputs = hostile_inputs("ghost", "plain", names=False)
+    inputs.systems[1].report = {"resolved": ["ghost-1", "ghost-2"]}
+    output = io.StringIO()
+    err = io.StringIO()
+    call_command("import", "swebench", *inputs.write(tmp_path), stdout=output, stderr=err)
+    said = output.getvalue() + err.getvalue()
+    assert "names 2 instances not in the tasks: 'ghost-1', 'ghost-2'" in said, said
