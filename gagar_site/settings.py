@@ -4,6 +4,7 @@ Defaults give a working single-machine setup: a SQLite file and a filesystem Cel
 real worker process runs without any server installed.
 """
 
+import ipaddress
 import re
 from pathlib import Path
 
@@ -58,6 +59,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Outermost: request id and one access-log line per request (gagar_site/logging.py).
     "gagar_site.logging.RequestLogMiddleware",
+    # HTTP latency by view for /metrics (gagar_site/metrics.py).
+    "gagar_site.metrics.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy header from SECURE_CSP (DEPLOYMENT block).
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -101,6 +104,21 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# A connection pool per process (Django's psycopg pool): GAGAR_DB_POOL_MAX > 0 bounds the
+# connections a process holds however many threads use it. A `grading` worker on a threads pool
+# sets it (docs/deployment.md): its runs hand their connection back between database steps.
+# 0 (the default) keeps one connection per thread, as before.
+GAGAR_DB_POOL_MAX = env_int("GAGAR_DB_POOL_MAX", 0)
+if GAGAR_DB_POOL_MAX > 0:
+    if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfiguredEnv("GAGAR_DB_POOL_MAX needs PostgreSQL")
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # pooled connections are never kept per thread
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": GAGAR_DB_POOL_MAX,
+        # A run waits this long for a free connection before its step fails.
+        "timeout": 120,
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web process read while a worker writes; the timeout rides out short locks.
     DATABASES["default"]["OPTIONS"] = {
@@ -304,7 +322,7 @@ if env_bool("SECURE_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", GAGAR_HTTPS)
 # Probes talk to gunicorn directly over HTTP (compose health checks, load balancers).
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if GAGAR_HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
 # Sends the preload flag only; getting on browsers' preload list is a separate manual submission.
@@ -357,6 +375,19 @@ else:
 GAGAR_LOGIN_MAX_FAILURES = env_int("GAGAR_LOGIN_MAX_FAILURES", 10)
 GAGAR_LOGIN_WINDOW_S = env_int("GAGAR_LOGIN_WINDOW_S", 15 * 60)
 GAGAR_PROXY_COUNT = env_int("GAGAR_PROXY_COUNT", 0)
+
+# Prometheus metrics at /metrics (gagar_site/metrics.py): answered for clients in
+# GAGAR_METRICS_ALLOW (comma-separated addresses or networks; default loopback only) or, when
+# GAGAR_METRICS_TOKEN is set, for any client sending `Authorization: Bearer <token>`.
+GAGAR_METRICS_TOKEN = env_str("GAGAR_METRICS_TOKEN", "")
+try:
+    GAGAR_METRICS_ALLOW = [
+        ipaddress.ip_network(n.strip(), strict=False)
+        for n in env_list("GAGAR_METRICS_ALLOW", ["127.0.0.0/8", "::1/128"])
+        if n.strip()
+    ]
+except ValueError as _exc:
+    raise ImproperlyConfiguredEnv(f"GAGAR_METRICS_ALLOW: {_exc}") from _exc
 
 # Logs go to stderr; LOG_FORMAT=json writes one JSON object per line (gagar_site/logging.py).
 LOGGING = logging_config(

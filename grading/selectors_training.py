@@ -1,4 +1,4 @@
-"""Reads for the training loop: grading state per group, stored advantages as `gagar.v1` rows,
+"""Reads for the training loop: grading state per group, stored advantages as `gagar.v2` rows,
 and the λ-cap report per run and step."""
 
 from __future__ import annotations
@@ -9,67 +9,24 @@ from typing import Any, Literal
 
 from django.db.models import Avg, Count, Q, QuerySet
 
+from grading.domain.advantage_columns import (
+    ATTEMPT_COLUMNS,
+    ATTEMPT_OWN_COLUMNS,
+    GROUP_COLUMNS,
+    KEY_NAMES,
+    LAMBDA_CAP_COLUMNS,
+    SCHEMA_VERSION,
+)
 from grading.models import GraderConfig, GraderRun, GroupAdvantages, Step
 
-SCHEMA_VERSION = "gagar.v1"
-GradingStatus = Literal["graded", "pending", "failed", "never_requested"]
+__all__ = [
+    "ATTEMPT_COLUMNS",
+    "GROUP_COLUMNS",
+    "LAMBDA_CAP_COLUMNS",
+    "SCHEMA_VERSION",
+]
 
-# Column order of the exports; the API returns the same keys.
-GROUP_COLUMNS = (
-    "run",
-    "step",
-    "task_id",
-    "group_id",
-    "group_external_id",
-    "grader_config",
-    "verdict_id",
-    "grader_model",
-    "prompt_version",
-    "lambda_max",
-    "normalize_std",
-    "fallback",
-    "fallback_reason",
-    "n_attempts",
-    "n_valid",
-    "mean_reward",
-    "reward_std",
-    "lambda_raw",
-    "lambda_applied",
-    "capped",
-    "mean_shift",
-    "positive_total_before",
-    "positive_total_after",
-)
-ATTEMPT_OWN_COLUMNS = (
-    "attempt_id",
-    "attempt_external_id",
-    "attempt_index",
-    "status",
-    "included",
-    "test_reward",
-    "reward_used",
-    "tier",
-    "rank_in_tier",
-    "coefficient",
-    "adv_grpo",
-    "adv_gagar",
-    "reward_equivalent",
-)
-_KEYS = ("run", "step", "task_id", "group_id", "group_external_id")
-ATTEMPT_COLUMNS = _KEYS + ATTEMPT_OWN_COLUMNS + tuple(c for c in GROUP_COLUMNS if c not in _KEYS)
-LAMBDA_CAP_COLUMNS = (
-    "run",
-    "step",
-    "grader_config",
-    "lambda_max",
-    "groups",
-    "fallback_groups",
-    "groups_with_lambda",
-    "capped_groups",
-    "capped_share",
-    "mean_shift_capped",
-    "mean_lambda_raw",
-)
+GradingStatus = Literal["graded", "pending", "failed", "never_requested"]
 
 
 @dataclass(frozen=True)
@@ -142,17 +99,23 @@ def advantages_of_run(
     return qs.select_related("group__step__run", "group__task", "grader_run", "config")
 
 
+def group_key(*, external_id: str | None, run: str, step: int, task_id: str) -> str:
+    """A group's join key: its external id, or `<run>/<step>/<task>` (what the client sends)."""
+    return external_id or f"{run}/{step}/{task_id}"
+
+
 def group_row(ga: GroupAdvantages) -> dict[str, Any]:
-    """The per-group `gagar.v1` row."""
+    """The per-group `gagar.v2` row (grading/domain/advantage_columns.py)."""
     group = ga.group
+    run, step, task_id = group.step.run.name, group.step.number, group.task.external_id
     return {
-        "run": group.step.run.name,
-        "step": group.step.number,
-        "task_id": group.task.external_id,
-        "group_id": group.pk,
-        "group_external_id": group.external_id,
+        "run": run,
+        "step": step,
+        "task_id": task_id,
+        "group_id": group_key(external_id=group.external_id, run=run, step=step, task_id=task_id),
+        "group_db_id": group.pk,
         "grader_config": ga.config.name,
-        "verdict_id": ga.grader_run_id if not ga.fallback else None,
+        "verdict_id": str(ga.grader_run_id) if ga.grader_run_id and not ga.fallback else None,
         "grader_model": ga.config.model or ga.config.backend,
         "prompt_version": (
             ga.grader_run.prompt_version
@@ -176,12 +139,24 @@ def group_row(ga: GroupAdvantages) -> dict[str, Any]:
     }
 
 
+def _attempt_own(stored: dict[str, Any]) -> dict[str, Any]:
+    # Stored rows keep the database id under attempt_id (their v1 shape); v2 keys on the
+    # bundle's id and keeps the database id as an extra column.
+    own = {
+        **stored,
+        "attempt_id": str(stored["attempt_external_id"]),
+        "attempt_db_id": stored["attempt_id"],
+        "exploit": stored["status"] == "exploit_confirmed",
+    }
+    return {k: own[k] for k in ATTEMPT_OWN_COLUMNS}
+
+
 def attempt_rows(ga: GroupAdvantages, head: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The per-attempt `gagar.v1` rows: the attempt's own values plus its group's audit."""
+    """The per-attempt `gagar.v2` rows: the attempt's own values plus its group's columns."""
     head = head if head is not None else group_row(ga)
-    keys = {k: head[k] for k in _KEYS}
-    rest = {k: head[k] for k in GROUP_COLUMNS if k not in _KEYS}
-    return [{**keys, **{k: a[k] for k in ATTEMPT_OWN_COLUMNS}, **rest} for a in ga.attempts]
+    keys = {k: head[k] for k in KEY_NAMES}
+    rest = {k: head[k] for k in GROUP_COLUMNS if k not in KEY_NAMES}
+    return [{**keys, **_attempt_own(a), **rest} for a in ga.attempts]
 
 
 def lambda_cap_report(

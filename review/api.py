@@ -14,12 +14,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from grading.api.exports import ZIP_RESPONSE, ExportView, zip_response
+from grading.api.schemas import arrow_serializer
 from grading.api.schemas import problem_responses as errors
 from grading.models import GraderConfig
 from grading.selectors_training import grader_config_by_name
 from grading.services.exports import FORMATS
 from review.analytics.archive import export_archive
-from review.analytics.exports import labels_page
+from review.analytics.exports import LABEL_SCHEMA, labels_page
+from review.analytics.exports import SCHEMA_VERSION as LABELS_SCHEMA_VERSION
 from review.analytics.filters import Filters
 
 
@@ -57,45 +59,11 @@ class ExportQuery(ConfigQuery):
     format = serializers.ChoiceField(choices=FORMATS, default="parquet")
 
 
-class HumanTierSerializer(serializers.Serializer):
-    reviewer = serializers.CharField(help_text="pseudonymous reviewer id")
-    tier = serializers.CharField(help_text="t1, t2, t3 or exploit")
-    rank_in_tier = serializers.IntegerField(allow_null=True)
-
-
-class LabelRowSerializer(serializers.Serializer):
-    """One row per attempt and grader configuration (gagar.labels.v1)."""
-
-    run = serializers.CharField()
-    step = serializers.IntegerField()
-    task_id = serializers.CharField()
-    group_id = serializers.IntegerField()
-    attempt_id = serializers.IntegerField()
-    attempt_external_id = serializers.CharField()
-    attempt_index = serializers.IntegerField()
-    status = serializers.CharField()
-    test_reward = serializers.FloatField()
-    grader_config = serializers.CharField(allow_null=True)
-    grader_run_id = serializers.IntegerField(allow_null=True)
-    grader_tier = serializers.IntegerField(allow_null=True)
-    grader_rank_in_tier = serializers.IntegerField(allow_null=True)
-    grader_weighted_score = serializers.FloatField(allow_null=True)
-    human_tiers = HumanTierSerializer(many=True)
-    n_reviews = serializers.IntegerField()
-    consensus_tier = serializers.IntegerField(allow_null=True)
-    consensus_method = serializers.CharField(allow_null=True)
-    calibrated_tier = serializers.IntegerField(allow_null=True)
-    p_t1 = serializers.FloatField(allow_null=True)
-    p_t2 = serializers.FloatField(allow_null=True)
-    p_t3 = serializers.FloatField(allow_null=True)
-    calibration_held_out = serializers.BooleanField(allow_null=True)
-    adjudication = serializers.CharField(allow_null=True)
-    adjudicated_tier = serializers.CharField(allow_null=True)
-    provenance = serializers.CharField(help_text="JSON text")
+LabelRowSerializer = arrow_serializer("LabelRow", LABEL_SCHEMA)
 
 
 class LabelsPageSerializer(serializers.Serializer):
-    schema = serializers.CharField(help_text="gagar.labels.v1")
+    schema = serializers.CharField(help_text=LABELS_SCHEMA_VERSION)
     count = serializers.IntegerField(help_text="attempts matching the filters")
     page = serializers.IntegerField()
     page_size = serializers.IntegerField()
@@ -130,7 +98,7 @@ class LabelsApi(APIView):
             following = request.build_absolute_uri(f"{request.path}?{params.urlencode()}")
         return Response(
             {
-                "schema": "gagar.labels.v1",
+                "schema": LABELS_SCHEMA_VERSION,
                 "count": count,
                 "page": page,
                 "page_size": size,

@@ -58,7 +58,7 @@ class AdvantagesExportApi(ExportView):
 
     @extend_schema(
         operation_id="exports_advantages",
-        summary="Export gagar.v1 advantages of a run or step (zip)",
+        summary="Export gagar.v2 advantages of a run or step (zip)",
         parameters=[AdvantagesExportQuery],
         responses={
             **ZIP_RESPONSE,

@@ -1,18 +1,23 @@
 """What the API's answers look like, for the OpenAPI schema: problem details, bundle groups and
-the `gagar.v1` advantage rows with every column (nullable ones marked).
+the `gagar.v2` advantage rows with every column (nullable ones marked).
 
 The advantage rows are built by the selectors (grading/selectors_training.py) and sent as they
-are; `test_the_schema_declares_every_row_field` holds these serializers to the real rows.
+are; their serializers are derived from the one column list (grading/domain/advantage_columns.py)
+and `test_the_schema_declares_every_row_field` holds them to the real rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+import pyarrow as pa
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
 from grading.api.problems import CONTENT_TYPE
+from grading.domain.advantage_columns import ATTEMPT_SCHEMA, GROUP_SCHEMA, SCHEMA_VERSION
+from grading.domain.contracts import field_choices, field_doc
 
 
 class ProblemItemSerializer(serializers.Serializer):
@@ -69,62 +74,56 @@ class BundleGroupSerializer(serializers.Serializer):
     attempts = serializers.ListField(child=serializers.DictField(), min_length=1)
 
 
-class AdvantageGroupFieldsSerializer(serializers.Serializer):
-    """The per-group `gagar.v1` columns (also in every attempt row)."""
-
-    run = serializers.CharField()
-    step = serializers.IntegerField()
-    task_id = serializers.CharField(help_text="The task's external id.")
-    group_id = serializers.IntegerField(help_text="The group's database id.")
-    group_external_id = serializers.CharField(allow_null=True, help_text="The bundle's group_id.")
-    grader_config = serializers.CharField()
-    verdict_id = serializers.IntegerField(allow_null=True, help_text="The grader run used.")
-    grader_model = serializers.CharField()
-    prompt_version = serializers.CharField()
-    lambda_max = serializers.FloatField(allow_null=True, help_text="null = uncapped")
-    normalize_std = serializers.BooleanField()
-    fallback = serializers.BooleanField(help_text="No usable verdict: plain GRPO.")
-    fallback_reason = serializers.CharField(
-        allow_blank=True,
-        help_text="'' when graded; pending, deadline, failed, never_requested, invalid_verdict",
-    )
-    n_attempts = serializers.IntegerField()
-    n_valid = serializers.IntegerField()
-    mean_reward = serializers.FloatField(allow_null=True, help_text="R̄ over valid attempts")
-    reward_std = serializers.FloatField(allow_null=True, help_text="only with normalize_std")
-    lambda_raw = serializers.FloatField(allow_null=True)
-    lambda_applied = serializers.FloatField(allow_null=True)
-    capped = serializers.BooleanField()
-    mean_shift = serializers.FloatField()
-    positive_total_before = serializers.FloatField()
-    positive_total_after = serializers.FloatField()
+def _field(f: pa.Field, owner: str) -> serializers.Field:
+    kw: dict[str, Any] = {"allow_null": f.nullable}
+    if doc := field_doc(f):
+        kw["help_text"] = doc
+    t = f.type
+    if choices := field_choices(f):
+        return serializers.ChoiceField(choices=choices, allow_blank="" in choices, **kw)
+    if pa.types.is_struct(t):
+        fields = [t.field(i) for i in range(t.num_fields)]
+        return arrow_serializer(owner + _camel(f.name), fields)(**kw)
+    if pa.types.is_list(t):
+        item = t.value_field
+        if pa.types.is_struct(item.type):
+            fields = [item.type.field(i) for i in range(item.type.num_fields)]
+            return arrow_serializer(owner + _camel(f.name), fields)(many=True, **kw)
+        return serializers.ListField(child=_field(item, owner), **kw)
+    if pa.types.is_integer(t):
+        return serializers.IntegerField(**kw)
+    if pa.types.is_floating(t):
+        return serializers.FloatField(**kw)
+    if pa.types.is_boolean(t):
+        return serializers.BooleanField(**kw)
+    return serializers.CharField(allow_blank=True, **kw)
 
 
-class AdvantageAttemptRowSerializer(AdvantageGroupFieldsSerializer):
-    """One `gagar.v1` attempt row: the attempt's own values plus its group's columns."""
-
-    attempt_id = serializers.IntegerField(help_text="The attempt's database id.")
-    attempt_external_id = serializers.CharField(
-        help_text="The bundle's attempt id: unique within its group only."
-    )
-    attempt_index = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=["valid", "infra_failed", "exploit_confirmed"])
-    included = serializers.BooleanField(help_text="false for infra failures (advantage 0)")
-    test_reward = serializers.FloatField()
-    reward_used = serializers.FloatField(allow_null=True, help_text="exploit → 0; infra → null")
-    tier = serializers.IntegerField(allow_null=True)
-    rank_in_tier = serializers.IntegerField(allow_null=True)
-    coefficient = serializers.FloatField()
-    adv_grpo = serializers.FloatField(help_text="A = r − R̄")
-    adv_gagar = serializers.FloatField(help_text="A′ — the advantage to train on")
-    reward_equivalent = serializers.FloatField(allow_null=True, help_text="r′ = R̄ + A′")
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
 
 
-class AdvantageGroupRowSerializer(AdvantageGroupFieldsSerializer):
-    status = serializers.ChoiceField(choices=["graded", "pending", "fallback", "failed"])
-    attempts = AdvantageAttemptRowSerializer(
-        many=True, allow_null=True, help_text="null while pending"
-    )
+def arrow_serializer(
+    name: str, fields: Iterable[pa.Field], extra: dict[str, serializers.Field] | None = None
+) -> type[serializers.Serializer]:
+    """A serializer declaring every field of an export table (grading/domain/contracts.py), so
+    the OpenAPI schema and the export files are one contract; `extra` fields follow."""
+    declared: dict[str, Any] = {f.name: _field(f, name) for f in fields}
+    declared.update(extra or {})
+    return type(f"{name}Serializer", (serializers.Serializer,), declared)
+
+
+AdvantageAttemptRowSerializer = arrow_serializer("AdvantageAttemptRow", ATTEMPT_SCHEMA)
+AdvantageGroupRowSerializer = arrow_serializer(
+    "AdvantageGroupRow",
+    GROUP_SCHEMA,
+    {
+        "status": serializers.ChoiceField(choices=["graded", "pending", "fallback", "failed"]),
+        "attempts": AdvantageAttemptRowSerializer(
+            many=True, allow_null=True, help_text="null while pending"
+        ),
+    },
+)
 
 
 class AdvantageParamsSerializer(serializers.Serializer):
@@ -143,7 +142,7 @@ class AdvantageCountsSerializer(serializers.Serializer):
 
 
 class AdvantagesOutputSerializer(serializers.Serializer):
-    schema = serializers.CharField(help_text="gagar.v1")
+    schema = serializers.CharField(help_text=SCHEMA_VERSION)
     run = serializers.CharField(required=False)
     step = serializers.IntegerField(required=False)
     group_id = serializers.IntegerField(required=False)

@@ -1,4 +1,4 @@
-"""The training-loop API: submit groups for grading, fetch their advantages (`gagar.v1` rows)."""
+"""The training-loop API: submit groups for grading, fetch their advantages (`gagar.v2` rows)."""
 
 from __future__ import annotations
 
@@ -235,7 +235,7 @@ def _respond(request: Request, group_ids: list[int], scope: dict[str, Any]) -> R
         params=params,
         deadline_s=query.validated_data.get("deadline"),
     )
-    # The rows are already the gagar.v1 shape the output serializer documents; running 2,000
+    # The rows are already the gagar.v2 shape the output serializer documents; running 2,000
     # attempt rows through DRF fields again would cost more than the rest of the request.
     return Response(fetched_payload(fetched=fetched, config=config, params=params, scope=scope))
 

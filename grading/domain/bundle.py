@@ -20,7 +20,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from grading.domain import safe_json
-from grading.domain.patches import PatchParseError, parse_patch
+from grading.domain.patches import PatchParseError, patch_stats
 from grading.domain.records import (
     AttemptRecord,
     GroupRecord,
@@ -238,7 +238,7 @@ class BundleReader:
                 "(GAGAR_MAX_PATCH_BYTES)",
             )
         try:
-            stats = parse_patch(data)
+            stats = patch_stats(data)
         except PatchParseError as exc:
             raise self._fail(line, field, f"not a unified diff unidiff can read: {exc}") from exc
         problem = patch_names_problem(stats)

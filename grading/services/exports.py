@@ -1,18 +1,22 @@
-"""Export `gagar.v1` advantages (SPEC §7) as Parquet, JSON Lines or CSV, with a manifest.
+"""Export `gagar.v2` advantages (SPEC §7) as Parquet, JSON Lines or CSV, with a manifest.
 
-Three files plus `manifest.json`: `advantages_attempts.<ext>` (one row per attempt),
-`advantages_groups.<ext>` (one row per group) and `lambda_cap.<ext>` (how often λ_max bound, per
-step). Groups are refreshed and streamed in batches by primary key, so memory holds one batch,
-never a run. Before a batch is written its invariants are checked (Σ A' ≈ 0 per group, sign(A')
-= sign(A), excluded attempts at 0): an export that would break them raises `ExportInvariantError`
-and leaves no finished files behind (outputs are written under a temporary name and renamed).
+Three tables: `advantages_attempts.<ext>` (one row per attempt), `advantages_groups.<ext>` (one
+row per group) and `lambda_cap.<ext>` (how often λ_max bound, per step), each with its JSON
+Schema, plus a dataset card (`README.md`, whose declared features `datasets.load_dataset` reads
+from the folder) and `manifest.json`. Groups are refreshed and streamed in batches by primary
+key, so memory holds one batch, never a run. Before a batch is written its invariants are
+checked (Σ A' ≈ 0 per group, sign(A') = sign(A), excluded attempts at 0): an export that would
+break them raises `ExportInvariantError` and leaves no finished files behind (outputs are
+written under a temporary name and renamed).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import logging
 import math
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,13 +26,22 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from django.utils import timezone
 
+from grading.domain.advantage_columns import (
+    ATTEMPT_SCHEMA,
+    GROUP_SCHEMA,
+    LAMBDA_CAP_SCHEMA,
+    SCHEMA_VERSION,
+)
+from grading.domain.contracts import (
+    CardConfig,
+    as_csv,
+    columns_table,
+    dataset_card,
+    json_schema,
+)
 from grading.domain.hostile_text import csv_cell
 from grading.models import GraderConfig, Group, GroupAdvantages
 from grading.selectors_training import (
-    ATTEMPT_COLUMNS,
-    GROUP_COLUMNS,
-    LAMBDA_CAP_COLUMNS,
-    SCHEMA_VERSION,
     advantages_of_run,
     attempt_rows,
     group_row,
@@ -42,52 +55,24 @@ BATCH_GROUPS = 500
 # Σ A' over a group is a sum of ≤ G doubles of size ≤ 1: rounding stays far below this.
 SUM_TOLERANCE = 1e-9
 
-_INT = pa.int64()
-_FLOAT = pa.float64()
-_STR = pa.string()
-_BOOL = pa.bool_()
-_TYPES: dict[str, pa.DataType] = {
-    "step": _INT,
-    "group_id": _INT,
-    "verdict_id": _INT,
-    "n_attempts": _INT,
-    "n_valid": _INT,
-    "attempt_id": _INT,
-    "attempt_index": _INT,
-    "tier": _INT,
-    "rank_in_tier": _INT,
-    "normalize_std": _BOOL,
-    "fallback": _BOOL,
-    "capped": _BOOL,
-    "included": _BOOL,
-    **{c: _INT for c in ("groups", "fallback_groups", "groups_with_lambda", "capped_groups")},
-    **{
-        c: _FLOAT
-        for c in (
-            "lambda_max",
-            "mean_reward",
-            "reward_std",
-            "lambda_raw",
-            "lambda_applied",
-            "mean_shift",
-            "positive_total_before",
-            "positive_total_after",
-            "test_reward",
-            "reward_used",
-            "coefficient",
-            "adv_grpo",
-            "adv_gagar",
-            "reward_equivalent",
-            "capped_share",
-            "mean_shift_capped",
-            "mean_lambda_raw",
-        )
-    },
-}
+
+logger = logging.getLogger("gagar.export")
 
 
-def _schema(columns: tuple[str, ...]) -> pa.Schema:
-    return pa.schema([(c, _TYPES.get(c, _STR)) for c in columns])
+def export_logged(kind: str, fmt: Format, started: float, result: ExportResult) -> ExportResult:
+    """One structured log line per finished export (command, API or dashboard download)."""
+    logger.info(
+        "export written",
+        extra={
+            "event": "export.written",
+            "kind": kind,
+            "format": fmt,
+            "schema": result.manifest.get("schema"),
+            "counts": result.counts,
+            "duration_ms": round((time.monotonic() - started) * 1000),
+        },
+    )
+    return result
 
 
 class ExportInvariantError(Exception):
@@ -102,19 +87,12 @@ class ExportResult:
     manifest: dict[str, Any] = field(default_factory=dict)
 
 
-class _Writer:
+class TableWriter:
     """One output table in one format, written batch by batch to `<path>.partial`."""
 
-    def __init__(
-        self,
-        path: Path,
-        fmt: Format,
-        columns: tuple[str, ...],
-        schema: pa.Schema | None = None,
-    ) -> None:
-        self.path, self.fmt, self.columns = path, fmt, columns
-        # Other exports (review.analytics) pass their own schema, e.g. with list columns.
-        self.schema = schema if schema is not None else _schema(columns)
+    def __init__(self, path: Path, fmt: Format, schema: pa.Schema) -> None:
+        self.path, self.fmt, self.schema = path, fmt, schema
+        columns = schema.names
         self.partial = path.with_name(path.name + ".partial")
         self.rows = 0
         self._parquet: pq.ParquetWriter | None = None
@@ -169,19 +147,17 @@ def check_invariants(head: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     for r in rows:
         a, a2 = r["adv_grpo"], r["adv_gagar"]
         if not (math.isfinite(a) and math.isfinite(a2)):
-            raise ExportInvariantError(
-                f"{where}: non-finite advantage in {r['attempt_external_id']}"
-            )
+            raise ExportInvariantError(f"{where}: non-finite advantage in {r['attempt_id']}")
         if not r["included"]:
             if a != 0 or a2 != 0 or r["reward_equivalent"] is not None:
                 raise ExportInvariantError(
-                    f"{where}: excluded attempt {r['attempt_external_id']} has a non-zero advantage"
+                    f"{where}: excluded attempt {r['attempt_id']} has a non-zero advantage"
                 )
             continue
         total += a2
         if (a > 0) != (a2 > 0) or (a < 0) != (a2 < 0):
             raise ExportInvariantError(
-                f"{where}: attempt {r['attempt_external_id']} changed sign (A={a!r}, A'={a2!r})"
+                f"{where}: attempt {r['attempt_id']} changed sign (A={a!r}, A'={a2!r})"
             )
     if abs(total) > SUM_TOLERANCE:
         raise ExportInvariantError(f"{where}: Σ A' = {total!r}, not 0")
@@ -211,6 +187,128 @@ def _group_ids(run_name: str, step: int | None, size: int) -> Iterator[list[int]
         last = ids[-1]
 
 
+@dataclass(frozen=True)
+class Table:
+    """One table of an export: its file stem, `datasets` configuration and row schema."""
+
+    stem: str
+    schema: pa.Schema
+    title: str
+    default: bool = False
+
+    def file(self, fmt: Format) -> str:
+        return f"{self.stem}.{fmt}"
+
+    def schema_file(self) -> str:
+        return f"{self.stem}.schema.json"
+
+    def json_schema(self, version: str) -> dict[str, Any]:
+        return json_schema(
+            self.schema,
+            id_=f"urn:gagar:schema:{version}:{self.stem}",
+            title=f"{version} {self.stem}",
+            description=self.title,
+        )
+
+
+ADVANTAGE_TABLES = (
+    Table("advantages_attempts", ATTEMPT_SCHEMA, "One row per attempt.", default=True),
+    Table("advantages_groups", GROUP_SCHEMA, "One row per group."),
+    Table("lambda_cap", LAMBDA_CAP_SCHEMA, "How often λ_max bound, per run and step."),
+)
+
+
+def write_contract(
+    *,
+    out_dir: Path,
+    fmt: Format,
+    version: str,
+    tables: tuple[Table, ...],
+    pretty_name: str,
+    about: str,
+) -> dict[str, str]:
+    """The export's contract beside its data: a JSON Schema per table and a Hugging Face
+    dataset card whose declared features keep every column's type (a JSON Lines column whose
+    values are all null still loads as its type). Returns the files written, by role."""
+    written: dict[str, str] = {}
+    for t in tables:
+        text = json.dumps(t.json_schema(version), indent=2, ensure_ascii=False) + "\n"
+        (out_dir / t.schema_file()).write_text(text, encoding="utf-8")
+        written[f"{t.stem}_schema"] = t.schema_file()
+    body = [f"# {pretty_name}", "", about, ""]
+    body.append(f"Format `{version}`, {fmt}. Load with `datasets.load_dataset(<this folder>)`.")
+    for t in tables:
+        body += ["", f"## `{t.stem}`" + (" (default)" if t.default else ""), "", t.title, ""]
+        body.append(columns_table(t.schema))
+    card = dataset_card(
+        pretty_name=pretty_name,
+        configs=[
+            CardConfig(
+                t.stem, t.file(fmt), as_csv(t.schema) if fmt == "csv" else t.schema, t.default
+            )
+            for t in tables
+        ],
+        body="\n".join(body),
+        tags=["gagar", version],
+    )
+    (out_dir / "README.md").write_text(card, encoding="utf-8")
+    written["card"] = "README.md"
+    return written
+
+
+@dataclass
+class _AdvantageWriters:
+    attempts: TableWriter
+    groups: TableWriter
+    cap: TableWriter
+    fallback: int = 0
+    capped: int = 0
+
+    @classmethod
+    def open(cls, out_dir: Path, fmt: Format) -> _AdvantageWriters:
+        a, g, c = (TableWriter(out_dir / t.file(fmt), fmt, t.schema) for t in ADVANTAGE_TABLES)
+        return cls(attempts=a, groups=g, cap=c)
+
+    def close(self, *, keep: bool) -> None:
+        for w in (self.attempts, self.groups, self.cap):
+            w.close(keep=keep)
+
+    def write_batch(self, batch: list[GroupAdvantages]) -> None:
+        """Check each group's invariants, then write its rows (nothing of a failing batch)."""
+        group_rows, rows = [], []
+        for ga in batch:
+            head = group_row(ga)
+            own = attempt_rows(ga, head)
+            check_invariants(head, own)
+            group_rows.append(head)
+            rows.extend(own)
+            self.fallback += ga.fallback
+            self.capped += ga.capped
+        self.attempts.write(rows)
+        self.groups.write(group_rows)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "groups": self.groups.rows,
+            "attempts": self.attempts.rows,
+            "fallback_groups": self.fallback,
+            "capped_groups": self.capped,
+            "lambda_cap_rows": self.cap.rows,
+        }
+
+
+def _configuration(config: GraderConfig, params: AdvantageParams) -> dict[str, Any]:
+    return {
+        "grader_config": config.name,
+        "backend": config.backend,
+        "model": config.model,
+        "prompt_version": config.prompt_version,
+        "temperature": config.temperature,
+        "seed": config.seed,
+        "advantage_params": params.as_json(),
+    }
+
+
 def advantages_export(
     *,
     run_name: str,
@@ -226,34 +324,27 @@ def advantages_export(
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
     # Bring every group up to date first, so the export reflects the newest verdicts.
     for ids in _group_ids(run_name, step, batch_groups):
         group_advantages_refresh(group_ids=ids, config=config, params=params)
 
-    ext = fmt
-    attempts = _Writer(out_dir / f"advantages_attempts.{ext}", fmt, ATTEMPT_COLUMNS)
-    groups = _Writer(out_dir / f"advantages_groups.{ext}", fmt, GROUP_COLUMNS)
-    cap = _Writer(out_dir / f"lambda_cap.{ext}", fmt, LAMBDA_CAP_COLUMNS)
-    writers = [attempts, groups, cap]
-    fallback = capped = 0
+    writers = _AdvantageWriters.open(out_dir, fmt)
     ok = False
     try:
         qs = advantages_of_run(run_name=run_name, step=step, config=config, params_hash=params.key)
         for batch in _batches(qs, batch_groups):
-            group_rows, rows = [], []
-            for ga in batch:
-                head = group_row(ga)
-                own = attempt_rows(ga, head)
-                check_invariants(head, own)
-                group_rows.append(head)
-                rows.extend(own)
-                fallback += ga.fallback
-                capped += ga.capped
-            attempts.write(rows)
-            groups.write(group_rows)
+            try:
+                writers.write_batch(batch)
+            except ExportInvariantError as exc:
+                logger.warning(
+                    "export refused",
+                    extra={"event": "export.refused", "kind": "advantages", "reason": str(exc)},
+                )
+                raise
             if on_groups:
                 on_groups(len(batch))
-        cap.write(
+        writers.cap.write(
             [
                 r
                 for r in lambda_cap_report(run_name=run_name, step=step)
@@ -262,41 +353,50 @@ def advantages_export(
         )
         ok = True
     finally:
-        for w in writers:
-            w.close(keep=ok)
+        writers.close(keep=ok)
+    result = _advantages_manifest(
+        out_dir=out_dir,
+        fmt=fmt,
+        filters={"run": run_name, "step": step},
+        counts=writers.counts(),
+        configuration=_configuration(config, params),
+    )
+    return export_logged("advantages", fmt, started, result)
 
-    counts = {
-        "groups": groups.rows,
-        "attempts": attempts.rows,
-        "fallback_groups": fallback,
-        "capped_groups": capped,
-        "lambda_cap_rows": cap.rows,
-    }
-    files = {
-        "attempts": attempts.path.name,
-        "groups": groups.path.name,
-        "lambda_cap": cap.path.name,
-    }
+
+def _advantages_manifest(
+    *,
+    out_dir: Path,
+    fmt: Format,
+    filters: dict[str, Any],
+    counts: dict[str, int],
+    configuration: dict[str, Any],
+) -> ExportResult:
+    files = {t.stem.removeprefix("advantages_"): t.file(fmt) for t in ADVANTAGE_TABLES}
+    contract = write_contract(
+        out_dir=out_dir,
+        fmt=fmt,
+        version=SCHEMA_VERSION,
+        tables=ADVANTAGE_TABLES,
+        pretty_name="GAGAR advantages",
+        about="Per-attempt and per-group advantages (A′ = GAGAR, A = GRPO) and the λ-cap "
+        "report of one run or step, for one grader configuration and advantage parameters.",
+    )
     manifest = {
         "schema": SCHEMA_VERSION,
         "kind": "advantages",
         "created_at": timezone.now().isoformat(),
         "format": fmt,
-        "filters": {"run": run_name, "step": step},
+        "filters": filters,
         "counts": counts,
         "files": files,
-        "columns": {"attempts": list(ATTEMPT_COLUMNS), "groups": list(GROUP_COLUMNS)},
-        "configurations": [
-            {
-                "grader_config": config.name,
-                "backend": config.backend,
-                "model": config.model,
-                "prompt_version": config.prompt_version,
-                "temperature": config.temperature,
-                "seed": config.seed,
-                "advantage_params": params.as_json(),
-            }
-        ],
+        "contract": contract,
+        "columns": {
+            "attempts": ATTEMPT_SCHEMA.names,
+            "groups": GROUP_SCHEMA.names,
+            "lambda_cap": LAMBDA_CAP_SCHEMA.names,
+        },
+        "configurations": [configuration],
         "invariants": {
             "sum_adv_gagar_per_group_abs_max": SUM_TOLERANCE,
             "signs_kept": True,

@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
@@ -169,6 +169,27 @@ def _claim(run_id: int, worker: str) -> int | None:
         return GraderRun.objects.values_list("deliveries", flat=True).get(pk=run_id)
 
 
+def _release_connection() -> None:
+    """With a connection pool (GAGAR_DB_POOL_MAX), hand this thread's connection back between
+    database steps: a worker running many runs in threads then holds connections only while it
+    writes, not while its runs wait on the model. Never inside a caller's transaction."""
+    if settings.GAGAR_DB_POOL_MAX and not connection.in_atomic_block:
+        connection.close()
+
+
+def _released[**P, R](fn: Callable[P, R] | None) -> Callable[P, R] | None:
+    if fn is None:
+        return None
+
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _release_connection()
+
+    return call
+
+
 class _Heartbeat(threading.Thread):
     """Beats `heartbeat_at` while the agent works; notices when the claim was taken away."""
 
@@ -184,6 +205,7 @@ class _Heartbeat(threading.Thread):
                 beat = GraderRun.objects.filter(
                     pk=self.run_id, status=Status.RUNNING, deliveries=self.delivery
                 ).update(heartbeat_at=timezone.now())
+                _release_connection()
                 if not beat:
                     self.lost = True
                     return
@@ -205,6 +227,7 @@ class _Recorder:
             raise ClaimLostError(f"run {self.run_id} was taken over by another delivery")
         # (run, seq) is unique: a record written twice is a no-op.
         GraderEvent.objects.bulk_create([event_row(self.run_id, record)], ignore_conflicts=True)
+        _release_connection()
 
 
 def grader_run_execute(*, run_id: int, worker: str) -> None:
@@ -233,9 +256,22 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
         if group.task.repo_path is not None
         else (False, f"no source: {group.task.source_note}")
     )
+    spend_check = _released(daily_spend_check(config, pricing))
+    _release_connection()  # the agent now waits on the model, not on the database
     beat = _Heartbeat(run_id, delivery, settings.GAGAR_GRADER_HEARTBEAT_S)
     beat.start()
     started = time.monotonic()
+    logger.info(
+        "grader run started",
+        extra={
+            "event": "grading.start",
+            "run_id": run_id,
+            "group_id": run.group_id,
+            "grader_config": config.name,
+            "delivery": delivery,
+            "candidates": len(group.candidates),
+        },
+    )
     try:
         outcome = run_grader(
             group,
@@ -249,12 +285,13 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
             on_event=_Recorder(run_id, beat),
             context_window=window,
             pricing=pricing,
-            spend_check=daily_spend_check(config, pricing),
+            spend_check=spend_check,
         )
     except TransientBackendError as exc:
         # This delivery's calls are spent even though the run starts again.
         record_abandoned(run_id=run_id, deliveries=exc.deliveries, pricing=pricing)
         _release(run_id, delivery, f"transient backend error, will retry: {exc}")
+        _release_connection()
         raise
     except ClaimLostError:
         logger.warning("grader run %s: claim lost, result discarded", run_id)
@@ -273,6 +310,7 @@ def grader_run_execute(*, run_id: int, worker: str) -> None:
         priced=pricing.known,
         source=source,
     )
+    _release_connection()
 
 
 def _release(run_id: int, delivery: int, reason: str) -> None:
@@ -284,6 +322,10 @@ def _release(run_id: int, delivery: int, reason: str) -> None:
 def _finish_failed(run_id: int, delivery: int, reason: str) -> None:
     GraderRun.objects.filter(pk=run_id, status=Status.RUNNING, deliveries=delivery).update(
         status=Status.FAILED, finished_at=timezone.now(), failure_reason=reason
+    )
+    logger.warning(
+        "grader run failed",
+        extra={"event": "grading.failure", "run_id": run_id, "reason": reason[:500]},
     )
 
 
@@ -375,6 +417,24 @@ def _finish(
         else:
             run.status, run.failure_reason = Status.FAILED, outcome.reason or "no verdict"
         run.save()
+    logger.log(
+        logging.INFO if run.status == Status.SUCCEEDED else logging.WARNING,
+        "grader run finished",
+        extra={
+            "event": "grading.finish" if run.status == Status.SUCCEEDED else "grading.failure",
+            "run_id": run_id,
+            "group_id": run.group_id,
+            "grader_config_id": run.config_id,
+            "status": run.status,
+            "reason": run.failure_reason[:500],
+            "duration_ms": round(latency_s * 1000),
+            "llm_calls": use.llm_calls,
+            "tool_calls": use.tool_calls,
+            "input_tokens": use.input_tokens,
+            "output_tokens": use.output_tokens,
+            "cost_usd": float(run.cost_usd) if run.cost_usd is not None else None,
+        },
+    )
 
 
 def grader_runs_reap() -> list[int]:

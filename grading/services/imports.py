@@ -7,6 +7,8 @@ transaction is rolled back.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +32,7 @@ from grading.services.repo_sources import task_source_check
 from grading.services.trajectories import trajectory_store
 
 Outcome = Literal["created", "unchanged", "replaced"]
+logger = logging.getLogger("gagar.import")
 MAX_REPORTED_PROBLEMS = 200
 NO_PASSING = "0 passing attempts"
 MAX_LISTED = 10
@@ -132,6 +135,7 @@ def groups_import(
     `partial` says): there would be nothing to grade.
     """
     report = ImportReport()
+    started = time.monotonic()
     with transaction.atomic():
         for item in records:
             if on_group:
@@ -183,8 +187,21 @@ def groups_import(
             report.attempts_created = 0
             report.results.clear()
             transaction.set_rollback(True)
+    event = {
+        "event": "import.failed" if report.rolled_back else "import.done",
+        "groups": len(report.results),
+        "groups_created": report.count("created") if not report.rolled_back else 0,
+        "attempts_read": report.attempts_read,
+        "attempts_created": report.attempts_created,
+        "attempts_passing": report.attempts_passing,
+        "problems": len(report.problems),
+        "no_source_tasks": len(report.no_source),
+        "duration_ms": round((time.monotonic() - started) * 1000),
+    }
     if report.rolled_back:
+        logger.warning("import rolled back", extra=event)
         raise ImportFailedError(report)
+    logger.info("import done", extra=event)
     return report
 
 

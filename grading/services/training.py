@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -30,6 +31,7 @@ from grading.services.imports import ImportFailedError, ImportReport, groups_imp
 from grading.services.sources import bundle_records
 
 ResponseStatus = Literal["graded", "pending", "fallback", "failed"]
+logger = logging.getLogger("gagar.training")
 MAX_DEADLINE_S = 600.0
 # Polling starts fast (a heuristic grade takes well under a second) and backs off to 1 s.
 _POLL_FIRST_S = 0.05
@@ -45,13 +47,35 @@ class Submission:
 
 def groups_submit(*, body: bytes, config: GraderConfig, partial: bool = False) -> Submission:
     """Import a bundle (one group or a whole step) and request grading of every group in it."""
+    started = time.monotonic()
     _, records = bundle_records(stream=io.BytesIO(body), source="request", base_dir=None)
     try:
         report = groups_import(records=records, partial=partial)
     except ImportFailedError as exc:
+        logger.info(
+            "submit refused",
+            extra={
+                "event": "submit.refused",
+                "bytes": len(body),
+                "problems": len(exc.report.problems),
+                "duration_ms": round((time.monotonic() - started) * 1000),
+            },
+        )
         return Submission(report=None, runs=[], error=exc)
     groups = list(Group.objects.filter(pk__in=[r.group_id for r in report.results]))
     runs = grader_runs_request(groups=groups, config=config) if groups else []
+    logger.info(
+        "submit accepted",
+        extra={
+            "event": "submit.accepted",
+            "bytes": len(body),
+            "groups": len(groups),
+            "grader_runs": len(runs),
+            "grader_config": config.name,
+            "problems": len(report.problems),
+            "duration_ms": round((time.monotonic() - started) * 1000),
+        },
+    )
     return Submission(report=report, runs=list(runs))
 
 
@@ -132,7 +156,7 @@ def advantages_fetch(
     params: AdvantageParams,
     deadline_s: float | None,
 ) -> Fetched:
-    """Advantages of these groups, in `gagar.v1` rows, with a status per group.
+    """Advantages of these groups, in `gagar.v2` rows, with a status per group.
 
     Without a deadline a group still being graded is `pending` (no advantages). With one, the
     call waits up to `deadline_s` and then returns such groups as `fallback` (reason `deadline`)
@@ -162,7 +186,26 @@ def advantages_fetch(
             status = "fallback"
         rows = None if status == "pending" else attempt_rows(ga, head)
         out.append({**head, "status": status, "attempts": rows})
-    return Fetched(groups=out, waited_s=waited)
+    fetched = Fetched(groups=out, waited_s=waited)
+    counts = fetched.counts()
+    if counts.get("fallback") or counts.get("failed"):
+        # A trainer got plain GRPO for these groups: worth a line, with why.
+        reasons: dict[str, int] = {}
+        for g in out:
+            if g["status"] in ("fallback", "failed"):
+                reasons[g["fallback_reason"]] = reasons.get(g["fallback_reason"], 0) + 1
+        logger.info(
+            "advantages fell back",
+            extra={
+                "event": "grading.fallback",
+                "grader_config": config.name,
+                "groups": len(out),
+                "counts": counts,
+                "reasons": reasons,
+                "waited_s": round(waited, 3),
+            },
+        )
+    return fetched
 
 
 def fetched_payload(

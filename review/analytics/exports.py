@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,18 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from grading.domain.contracts import described, struct
 from grading.models import Attempt, GraderConfig
-from grading.services.exports import FORMATS, ExportResult, Format
-from grading.services.exports import _Writer as TableWriter
+from grading.selectors_training import group_key
+from grading.services.exports import (
+    FORMATS,
+    ExportResult,
+    Format,
+    Table,
+    TableWriter,
+    export_logged,
+    write_contract,
+)
 from review.analytics.filters import Filters
 from review.analytics.labels import labels_refresh, labels_stale
 from review.analytics.sharing import fan_out
@@ -37,43 +47,68 @@ from review.models import (
     Label,
 )
 
-SCHEMA_VERSION = "gagar.labels.v1"
+SCHEMA_VERSION = "gagar.labels.v2"
 BATCH = 2000
-HUMAN_TIER = pa.struct(
-    [("reviewer", pa.string()), ("tier", pa.string()), ("rank_in_tier", pa.int64())]
+_S, _I, _F, _B = pa.string(), pa.int64(), pa.float64(), pa.bool_()
+# One tier encoding everywhere (gagar.v2): a tier is 1–3 or null, and `exploit` says whether the
+# label was "exploit / test tampering" (tier null then).
+HUMAN_TIER = struct(
+    described("reviewer", _S, "Pseudonymous reviewer id."),
+    described("tier", _I, "1–3; null for an exploit label.", nullable=True),
+    described("exploit", _B, "Labelled exploit / test tampering."),
+    described("rank_in_tier", _I, "Rank within the tier.", nullable=True),
+)
+PROVENANCE = struct(
+    described("grader_run", _S, "The grader run the calibration used.", nullable=True),
+    described("calibration_computed_at", _S, "When the fit was made.", nullable=True),
+    described("consensus", _S, "How the consensus was reached.", nullable=True),
 )
 LABEL_SCHEMA = pa.schema(
     [
-        ("run", pa.string()),
-        ("step", pa.int64()),
-        ("task_id", pa.string()),
-        ("group_id", pa.int64()),
-        ("attempt_id", pa.int64()),
-        ("attempt_external_id", pa.string()),
-        ("attempt_index", pa.int64()),
-        ("status", pa.string()),
-        ("test_reward", pa.float64()),
-        ("grader_config", pa.string()),
-        ("grader_run_id", pa.int64()),
-        ("grader_tier", pa.int64()),
-        ("grader_rank_in_tier", pa.int64()),
-        ("grader_weighted_score", pa.float64()),
-        ("human_tiers", pa.list_(HUMAN_TIER)),
-        ("n_reviews", pa.int64()),
-        ("consensus_tier", pa.int64()),
-        ("consensus_method", pa.string()),
-        ("calibrated_tier", pa.int64()),
-        ("p_t1", pa.float64()),
-        ("p_t2", pa.float64()),
-        ("p_t3", pa.float64()),
-        ("calibration_held_out", pa.bool_()),
+        described("run", _S, "The run's name."),
+        described("step", _I, "The training step."),
+        described("task_id", _S, "The task's external id."),
+        described("group_id", _S, "The group's external id (`<run>/<step>/<task_id>` if none)."),
+        described("group_db_id", _I, "The group's database id (extra)."),
+        described("attempt_id", _S, "The bundle's attempt id (unique within its group)."),
+        described("attempt_db_id", _I, "The attempt's database id (extra)."),
+        described("attempt_index", _I, "Position in the group."),
+        described("status", _S, "The attempt's status."),
+        described("test_reward", _F, "The test reward."),
+        described("grader_config", _S, "The grader configuration of this row.", nullable=True),
+        described("grader_run_id", _S, "The grader run calibrated.", nullable=True),
+        described("grader_tier", _I, "The grader's tier 1–3.", nullable=True),
+        described(
+            "grader_exploit_suspected", _B, "The grader suspected an exploit.", nullable=True
+        ),
+        described("grader_rank_in_tier", _I, "The grader's rank in its tier.", nullable=True),
+        described("grader_weighted_score", _F, "The rubric's weighted score.", nullable=True),
+        described("human_tiers", pa.list_(HUMAN_TIER), "Each submitted human label."),
+        described("n_reviews", _I, "Submitted reviews of this attempt's patch."),
+        described("consensus_tier", _I, "Human consensus tier 1–3.", nullable=True),
+        described("consensus_exploit", _B, "The consensus is 'exploit'.", nullable=True),
+        described("consensus_method", _S, "median, dawid_skene or exploit.", nullable=True),
+        described("calibrated_tier", _I, "The grader's calibrated tier 1–3.", nullable=True),
+        described("p_t1", _F, "P(T1) under the calibration.", nullable=True),
+        described("p_t2", _F, "P(T2).", nullable=True),
+        described("p_t3", _F, "P(T3).", nullable=True),
+        described("calibration_held_out", _B, "Scored by a fold not fit on it.", nullable=True),
         # The latest resolved adjudication of a disagreement flag on this attempt, if any.
-        ("adjudication", pa.string()),
-        ("adjudicated_tier", pa.string()),
-        ("provenance", pa.string()),
+        described("adjudication", _S, "The latest adjudication's outcome.", nullable=True),
+        described("adjudicated_tier", _I, "The adjudicated tier 1–3.", nullable=True),
+        described("adjudicated_exploit", _B, "Adjudicated as an exploit.", nullable=True),
+        described("provenance", PROVENANCE, "Where the calibrated values came from."),
     ]
 )
 LABEL_COLUMNS = tuple(LABEL_SCHEMA.names)
+LABEL_TABLES = (
+    Table("labels", LABEL_SCHEMA, "One row per attempt and grader configuration.", True),
+)
+
+
+def tier_fields(tier: str) -> tuple[int | None, bool]:
+    """A stored label tier ('t1'…'t3', 'exploit' or '') as (tier 1–3 or null, exploit)."""
+    return {"t1": 1, "t2": 2, "t3": 3}.get(tier), tier == "exploit"
 
 
 def reviewer_pseudonym(user_id: int) -> str:
@@ -90,6 +125,7 @@ def _attempt_values(filters: Filters) -> Any:
         "status",
         "test_reward",
         "group_id",
+        "group__external_id",
         "group__step__run__name",
         "group__step__number",
         "group__task__external_id",
@@ -131,7 +167,12 @@ def _humans(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]
             yield (
                 attempt_id,
                 assignment_id,
-                {"reviewer": reviewer_pseudonym(reviewer), "tier": tier, "rank_in_tier": rank},
+                {
+                    "reviewer": reviewer_pseudonym(reviewer),
+                    "tier": tier_fields(tier)[0],
+                    "exploit": tier_fields(tier)[1],
+                    "rank_in_tier": rank,
+                },
             )
 
     # A label of a patch is a label of every attempt that submitted it.
@@ -177,25 +218,22 @@ def _rows(
         for fit in fits:
             cl = cal.get((fit.pk, a["id"])) if fit else None
             g = grades.get((cl.grader_run_id, a["id"])) if cl else None
+            adj_tier = tier_fields(adj.adjudicated_tier) if adj else (None, None)
             rows.append(
                 {
-                    "run": a["group__step__run__name"],
-                    "step": a["group__step__number"],
-                    "task_id": a["group__task__external_id"],
-                    "group_id": a["group_id"],
-                    "attempt_id": a["id"],
-                    "attempt_external_id": a["external_id"],
-                    "attempt_index": a["index"],
+                    **_keys(a),
                     "status": a["status"],
                     "test_reward": a["test_reward"],
                     "grader_config": fit.config.name if fit else None,
-                    "grader_run_id": cl.grader_run_id if cl else None,
+                    "grader_run_id": str(cl.grader_run_id) if cl else None,
                     "grader_tier": g.tier if g else None,
+                    "grader_exploit_suspected": g.exploit_suspected if g else None,
                     "grader_rank_in_tier": g.rank_in_tier if g else None,
                     "grader_weighted_score": cl.weighted_score if cl else None,
                     "human_tiers": humans.get(a["id"], []),
                     "n_reviews": c.n_reviews if c else 0,
                     "consensus_tier": c.tier if c else None,
+                    "consensus_exploit": c.method == ConsensusLabel.Method.EXPLOIT if c else None,
                     "consensus_method": c.method if c else None,
                     "calibrated_tier": cl.tier if cl else None,
                     "p_t1": cl.p_t1 if cl else None,
@@ -203,24 +241,43 @@ def _rows(
                     "p_t3": cl.p_t3 if cl else None,
                     "calibration_held_out": cl.held_out if cl else None,
                     "adjudication": adj.resolution if adj else None,
-                    "adjudicated_tier": (adj.adjudicated_tier or None) if adj else None,
-                    "provenance": json.dumps(
-                        {
-                            "grader_run": cl.grader_run_id if cl else None,
-                            "calibration_computed_at": fit.computed_at.isoformat() if fit else None,
-                            "consensus": c.method if c else None,
-                        }
-                    ),
+                    "adjudicated_tier": adj_tier[0],
+                    "adjudicated_exploit": adj_tier[1] if adj and adj.adjudicated_tier else None,
+                    "provenance": {
+                        "grader_run": str(cl.grader_run_id) if cl else None,
+                        "calibration_computed_at": fit.computed_at.isoformat() if fit else None,
+                        "consensus": c.method if c else None,
+                    },
                 }
             )
     return rows
+
+
+def _keys(a: dict[str, Any]) -> dict[str, Any]:
+    run, step, task = (
+        a["group__step__run__name"],
+        a["group__step__number"],
+        a["group__task__external_id"],
+    )
+    return {
+        "run": run,
+        "step": step,
+        "task_id": task,
+        "group_id": group_key(
+            external_id=a["group__external_id"], run=run, step=step, task_id=task
+        ),
+        "group_db_id": a["group_id"],
+        "attempt_id": a["external_id"],
+        "attempt_db_id": a["id"],
+        "attempt_index": a["index"],
+    }
 
 
 def _grades_for(run_ids: set[int], attempt_ids: list[int]) -> Any:
     from grading.models import CandidateGrade
 
     return CandidateGrade.objects.filter(run_id__in=run_ids, attempt_id__in=attempt_ids).only(
-        "run_id", "attempt_id", "tier", "rank_in_tier"
+        "run_id", "attempt_id", "tier", "rank_in_tier", "exploit_suspected"
     )
 
 
@@ -261,7 +318,9 @@ def labels_export(
         labels_refresh()
     fits = _fits(config)
     out_dir.mkdir(parents=True, exist_ok=True)
-    writer = TableWriter(out_dir / f"labels.{fmt}", fmt, LABEL_COLUMNS, schema=LABEL_SCHEMA)
+    started = time.monotonic()
+    (table,) = LABEL_TABLES
+    writer = TableWriter(out_dir / table.file(fmt), fmt, LABEL_SCHEMA)
     counts = {"rows": 0, "attempts": 0, "reviewed_attempts": 0, "calibrated_rows": 0}
     ok = False
     try:
@@ -278,6 +337,15 @@ def labels_export(
         writer.close(keep=ok)
     counts["rows"] = writer.rows
     files = {"labels": writer.path.name}
+    contract = write_contract(
+        out_dir=out_dir,
+        fmt=fmt,
+        version=SCHEMA_VERSION,
+        tables=LABEL_TABLES,
+        pretty_name="GAGAR calibrated tier labels",
+        about="Human tier labels under pseudonymous reviewer ids, their consensus, and each "
+        "grader configuration's calibrated tier, per attempt.",
+    )
     manifest = {
         "schema": SCHEMA_VERSION,
         "kind": "calibrated_labels",
@@ -286,6 +354,7 @@ def labels_export(
         "filters": {**filters.as_json(), "config": config.name if config else None},
         "counts": counts,
         "files": files,
+        "contract": contract,
         "columns": list(LABEL_COLUMNS),
         "consensus": "median tier of submitted human labels (a split vote takes the worse tier); "
         "one-coin Dawid-Skene for candidates with 3+ tier ratings; a majority of 'exploit' "
@@ -315,4 +384,5 @@ def labels_export(
         ],
     }
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    return ExportResult(directory=out_dir, files=files, counts=counts, manifest=manifest)
+    result = ExportResult(directory=out_dir, files=files, counts=counts, manifest=manifest)
+    return export_logged("labels", fmt, started, result)

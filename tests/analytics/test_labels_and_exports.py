@@ -96,7 +96,7 @@ def test_label_export_writes_rows_and_a_manifest(tmp_path, fmt):
     study3()
     result = labels_export(fmt=fmt, out_dir=tmp_path, batch=5)  # several batches
     manifest = json.loads((tmp_path / "manifest.json").read_text())
-    assert manifest["schema"] == "gagar.labels.v1"
+    assert manifest["schema"] == "gagar.labels.v2"
     assert {c["grader_config"] for c in manifest["configurations"]} == {"grader-a", "grader-b"}
     assert manifest["counts"]["attempts"] == 24 and manifest["counts"]["rows"] == 48
     path = tmp_path / f"labels.{fmt}"
@@ -130,22 +130,24 @@ def test_the_data_package_loads_with_hugging_face_datasets(tmp_path, fmt, monkey
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     import datasets
 
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-cache")
     study3()
     labels_refresh()
     package_export(fmt=fmt, out_dir=tmp_path / "pkg", batch=4)
     manifest = json.loads((tmp_path / "pkg" / "manifest.json").read_text())
-    builder = {"jsonl": "json", "parquet": "parquet", "csv": "csv"}[fmt]
-    ds = datasets.load_dataset(
-        builder,
-        data_files=str(tmp_path / "pkg" / manifest["files"]["attempts"]),
-        split="train",
-        cache_dir=str(tmp_path / "hf-cache"),
-    )
+    # A Hugging Face dataset: the folder alone, its card declaring configs and features.
+    ds = datasets.load_dataset(str(tmp_path / "pkg"), split="train")
     assert ds.num_rows == manifest["counts"]["attempts"] == 24
     row = next(r for r in ds if r["status"] == "valid" and r["test_reward"] == 1.0)
-    reviews = json.loads(row["reviews"])
+    reviews, verdicts = row["reviews"], row["verdicts"]
+    if fmt == "csv":  # CSV has no nesting: nested columns are JSON text there
+        reviews, verdicts = json.loads(reviews), json.loads(verdicts)
+    else:  # typed structs and lists, not JSON strings
+        assert isinstance(ds.features["reviews"], datasets.List)
+        assert ds.features["reviews"].feature["tier"] == datasets.Value("int64")
+        assert ds.features["verdicts"].feature["exploit_suspected"] == datasets.Value("bool")
     assert len(reviews) == 3 and reviews[0]["reviewer"].startswith("r_")
-    assert len(json.loads(row["verdicts"])) == 2
+    assert len(verdicts) == 2 and verdicts[0]["tier"] in (1, 2, 3)
     blob = (tmp_path / "pkg" / manifest["files"]["attempts"]).read_bytes()
     assert b"swe-loop" not in blob  # agent names never leave
     assert row["attempt_key"].startswith("a_")
@@ -171,7 +173,12 @@ def test_the_export_page_downloads_a_zip_with_the_manifest(staff_client):
     assert response.status_code == 200
     data = b"".join(response.streaming_content)
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
-        assert sorted(zf.namelist()) == ["labels.csv", "manifest.json"]
+        assert sorted(zf.namelist()) == [
+            "README.md",
+            "labels.csv",
+            "labels.schema.json",
+            "manifest.json",
+        ]
         df = pd.read_csv(zf.open("labels.csv"))
     assert df["calibrated_tier"].notna().sum() == 36
     assert staff_client.get("/dashboards/export/nothing.zip").status_code == 404

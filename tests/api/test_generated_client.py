@@ -77,7 +77,7 @@ def test_a_generated_client_submits_and_fetches(generated, live_server, token):
     graded = step_adv.sync(client=client, run="run-1", step=0, deadline=5.0)
     assert isinstance(graded, models.AdvantagesOutput) and graded.counts.graded == 2
     for g in graded.groups:
-        stored = Group.objects.get(pk=g.group_id)
+        stored = Group.objects.get(pk=g.group_db_id)
         run = GraderRun.objects.get(group=stored, status="succeeded")
         grades = {cg.attempt_id: (cg.tier, cg.rank_in_tier) for cg in run.grades.all()}
         _, want = expected(stored, grades)

@@ -75,14 +75,15 @@ def test_the_verdict_list_costs_a_fixed_number_of_queries(full, graded):
 
 def test_labels_are_paginated_rows_per_attempt(full, graded):
     first = full.get("/api/v1/labels?run=run-1&step=0&page_size=5").json()
-    assert first["schema"] == "gagar.labels.v1" and first["count"] == 16
+    assert first["schema"] == "gagar.labels.v2" and first["count"] == 16
     assert len(first["results"]) == 5 and first["next"]
-    ids = [r["attempt_id"] for r in first["results"]]
-    rest: list[int] = []
+    # Attempt ids repeat across groups; (group_id, attempt_id) is the key.
+    ids = [(r["group_id"], r["attempt_id"]) for r in first["results"]]
+    rest: list[tuple[str, str]] = []
     url = first["next"]
     while url:
         page = full.get(url).json()
-        rest += [r["attempt_id"] for r in page["results"]]
+        rest += [(r["group_id"], r["attempt_id"]) for r in page["results"]]
         url = page["next"]
     assert len(set(ids + rest)) == 16
     row = first["results"][0]

@@ -97,7 +97,7 @@ def test_the_schema_declares_every_row_field_and_marks_nullable_ones(schema, api
     group_schema = _resolve(schema, out["properties"]["groups"]["items"])
     attempt_schema = _resolve(schema, group_schema["properties"]["attempts"]["items"])
     assert set(attempt_schema["properties"]) == set(ATTEMPT_COLUMNS)
-    assert len(ATTEMPT_COLUMNS) == 36
+    assert len(ATTEMPT_COLUMNS) == 37
     assert set(group_schema["properties"]) == set(GROUP_COLUMNS) | {"status", "attempts"}
     for payload in (pending, body, graded.json()):
         for g in payload["groups"]:

@@ -137,7 +137,7 @@ def test_reads_labels_verdicts_and_exports_come_through_the_client(gagar, gradin
     assert {g["attempt_external_id"] for g in verdict["grades"]} == {"r0", "r1", "r2"}
     assert gagar.grader_runs(group_db_id)[0]["status"] == "succeeded"
     labels = gagar.labels(run=RUN, page_size=5)
-    assert len(labels) == 16 and {r["attempt_external_id"] for r in labels} >= {"r0", "r7"}
+    assert len(labels) == 16 and {r["attempt_id"] for r in labels} >= {"r0", "r7"}
     path = gagar.export("advantages", tmp_path / "adv.zip", format="jsonl", run=RUN)
     with zipfile.ZipFile(path) as zf:
         assert "manifest.json" in zf.namelist()

@@ -1,5 +1,6 @@
 """A worker SIGKILLed mid-run, twice in a row, on the same group: the group is graded exactly once
-(one set of grades, one clean transcript, no duplicated events)."""
+(one set of grades, one clean transcript, no duplicated events) — with today's prefork worker and
+with a threads pool on a connection pool (GAGAR_DB_POOL_MAX), the step-scale design."""
 
 from __future__ import annotations
 
@@ -56,12 +57,18 @@ def own_broker(redis_server: RedisServer) -> Iterator[str]:
         _reset_pools()
 
 
+POOLS = {"prefork": {}, "threads": {"GAGAR_DB_POOL_MAX": "4"}}
+
+
+@pytest.mark.parametrize("pool", sorted(POOLS))
 def test_two_workers_killed_mid_run_leave_one_set_of_grades(
     sample_group: Group,  # noqa: F811
     own_broker: str,
     llm: FakeLLMServer,  # noqa: F811
     tmp_path: Path,
+    pool: str,
 ) -> None:
+    env = {"CELERY_BROKER_URL": own_broker, **POOLS[pool]}
     script = openai_script(sample_group, seed=0)
     # The first two deliveries hang in their first LLM call (and are killed there); the third
     # gets the whole conversation.
@@ -74,13 +81,13 @@ def test_two_workers_killed_mid_run_leave_one_set_of_grades(
     )
     run = request(sample_group, config)
     for n, name in enumerate(("doomed-1", "doomed-2"), start=1):
-        with worker(name, tmp_path, CELERY_BROKER_URL=own_broker) as w:
+        with worker(name, tmp_path, pool=pool, **env) as w:
             wait_for(partial(_calls_reached, llm, n), 90, f"LLM call {n}", w)
             assert status(run).status == "running" and run.claimed_by.startswith(f"{name}@")
             w.kill()
         assert status(run).status == "running"  # nobody acked, nobody wrote a verdict
         assert not CandidateGrade.objects.filter(run=run).exists()
-    with worker("survivor", tmp_path, CELERY_BROKER_URL=own_broker) as w:
+    with worker("survivor", tmp_path, pool=pool, **env) as w:
         wait_for(lambda: status(run).status == "succeeded", 120, "the third delivery", w)
 
     assert run.deliveries == 3 and run.claimed_by.startswith("survivor@")

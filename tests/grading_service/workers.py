@@ -78,7 +78,9 @@ def _reset_pools() -> None:
 
 
 class Worker:
-    def __init__(self, name: str, log_dir: Path, extra_env: Mapping[str, str]) -> None:
+    def __init__(
+        self, name: str, log_dir: Path, extra_env: Mapping[str, str], pool: str = "prefork"
+    ) -> None:
         env = {
             k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy")
         }
@@ -96,9 +98,9 @@ class Worker:
                 "-Q",
                 "grading",
                 "-c",
-                "1",
+                "1" if pool == "prefork" else "4",
                 "-P",
-                "prefork",
+                pool,
                 "-n",
                 f"{name}@%h",
                 "--without-mingle",
@@ -133,8 +135,10 @@ class Worker:
 
 
 @contextmanager
-def worker(name: str, log_dir: Path, **extra_env: str) -> Iterator[Worker]:
-    w = Worker(name, log_dir, extra_env)
+def worker(
+    name: str, log_dir: Path, *, pool: str = "prefork", **extra_env: str
+) -> Iterator[Worker]:
+    w = Worker(name, log_dir, extra_env, pool)
     try:
         yield w
     finally:

@@ -176,9 +176,10 @@ def test_the_labels_export_carries_the_adjudicated_tier(staff, flagged, tmp_path
     )
     result = labels_export(fmt="parquet", out_dir=tmp_path)
     df = pd.read_parquet(tmp_path / result.files["labels"])
-    row = df[df["attempt_id"] == flagged.candidate.attempt_id].iloc[0]
-    assert row["adjudication"] == "reviewer_right" and row["adjudicated_tier"] == "t3"
-    others = df[df["attempt_id"] != flagged.candidate.attempt_id]
+    row = df[df["attempt_db_id"] == flagged.candidate.attempt_id].iloc[0]
+    assert row["adjudication"] == "reviewer_right" and row["adjudicated_tier"] == 3
+    assert not row["adjudicated_exploit"]
+    others = df[df["attempt_db_id"] != flagged.candidate.attempt_id]
     assert others["adjudicated_tier"].isna().all()
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert "adjudicated_tier" in manifest["columns"]
@@ -194,9 +195,14 @@ def test_the_data_package_carries_the_flag_and_its_outcome_but_not_the_notes(
     )
     result = package_export(fmt="jsonl", out_dir=tmp_path)
     rows = [json.loads(line) for line in (tmp_path / result.files["attempts"]).open()]
-    flags = [
-        d for row in rows for review in json.loads(row["reviews"]) for d in review["disagreements"]
+    flags = [d for row in rows for review in row["reviews"] for d in review["disagreements"]]
+    assert flags == [
+        {
+            "status": "resolved",
+            "resolution": "neither",
+            "adjudicated_tier": 2,
+            "adjudicated_exploit": False,
+        }
     ]
-    assert flags == [{"status": "resolved", "resolution": "neither", "adjudicated_tier": "t2"}]
     text = (tmp_path / result.files["attempts"]).read_text()
     assert "SECRET" not in text and "too generous" not in text

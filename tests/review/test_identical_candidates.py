@@ -103,11 +103,13 @@ def test_a_label_applies_to_every_attempt_with_the_patch(client, reviewer, tmp_p
     labels_export(fmt="jsonl", out_dir=tmp_path)
     rows = [json.loads(x) for x in (tmp_path / "labels.jsonl").read_text().splitlines()]
     by_attempt = {
-        Attempt.objects.get(pk=r["attempt_id"]).external_id: [h["tier"] for h in r["human_tiers"]]
+        Attempt.objects.get(pk=r["attempt_db_id"]).external_id: [
+            h["tier"] for h in r["human_tiers"]
+        ]
         for r in rows
     }
-    assert by_attempt == {"a0": ["t1"], "a2": ["t1"], "a1": ["t2"], "a3": ["t2"], "a4": ["t2"]}
-    consensus = {r["attempt_external_id"]: (r["n_reviews"], r["consensus_tier"]) for r in rows}
+    assert by_attempt == {"a0": [1], "a2": [1], "a1": [2], "a3": [2], "a4": [2]}
+    consensus = {r["attempt_id"]: (r["n_reviews"], r["consensus_tier"]) for r in rows}
     assert consensus == {"a0": (1, 1), "a2": (1, 1), "a1": (1, 2), "a3": (1, 2), "a4": (1, 2)}
 
 

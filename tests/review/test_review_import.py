@@ -304,7 +304,7 @@ def test_the_data_package_carries_imported_reviews_without_time_or_fix_requests(
     import_reviews(write(tmp_path, one_group), "--campaign", "c")
     package_export(fmt="jsonl", out_dir=tmp_path / "pkg")
     rows = [json.loads(x) for x in (tmp_path / "pkg" / "attempts.jsonl").read_text().splitlines()]
-    reviewed = [json.loads(r["reviews"]) for r in rows if json.loads(r["reviews"])]
+    reviewed = [r["reviews"] for r in rows if r["reviews"]]
     # Every passing attempt with a reviewed patch carries its review (fanned out).
     shas = {c["patch_sha256"] for c in one_group["candidates"]}
     n_attempts = Attempt.objects.filter(

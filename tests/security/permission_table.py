@@ -104,6 +104,9 @@ ROUTES: dict[str, Route] = {
     "": Route(roles("302", anon="login", api="login", submitter="login")),
     "healthz": Route(ANYONE),
     "readyz": Route(ANYONE),
+    # Restricted by network (GAGAR_METRICS_ALLOW, loopback by default) or a bearer token, not by
+    # role: the test client comes from 127.0.0.1 (tests/ops/test_metrics.py tests the refusals).
+    "metrics": Route(ANYONE),
     "ops/": Route(STAFF),
     # --- the Django admin (per-model pages: ADMIN_MODEL_SUFFIXES below) -------------------
     "admin/": Route({**ADMIN_OUT, "staff": "200", "superuser": "200"}),

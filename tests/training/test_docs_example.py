@@ -70,7 +70,7 @@ def test_the_script_receives_graded_advantages_per_group_and_attempt(live_server
         attempts, want = expected(g, grades)
         got = [by_key[(group.group, a.external_id)] for a in attempts]
         assert got == pytest.approx([w.adv_gagar for w in want.attempts], abs=1e-12)
-        assert group.raw["verdict_id"] == run.pk
+        assert group.raw["verdict_id"] == str(run.pk)
     # Same attempt id, different groups, different advantages (the collapse would hide this).
     (first, second) = adv.groups
     assert any(

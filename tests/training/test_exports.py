@@ -47,7 +47,7 @@ def test_exports_open_with_pandas_and_match_the_pure_module(run_data, tmp_path, 
     per_group = read(tmp_path / f"advantages_groups.{fmt}")
     assert len(attempts) == 5 * 8 and len(per_group) == 5
     for g in groups:
-        rows = attempts[attempts.group_id == g.pk].sort_values("attempt_index")
+        rows = attempts[attempts.group_db_id == g.pk].sort_values("attempt_index")
         graded = g != groups[4]
         grades = (
             {a.pk: TIERS[a.external_id] for a in g.attempts.all() if a.external_id in TIERS}
@@ -59,7 +59,7 @@ def test_exports_open_with_pandas_and_match_the_pure_module(run_data, tmp_path, 
             [w.adv_gagar for w in want.attempts], abs=1e-12
         )
         assert rows.coefficient.tolist() == [w.coefficient for w in want.attempts]
-        head = per_group[per_group.group_id == g.pk].iloc[0]
+        head = per_group[per_group.group_db_id == g.pk].iloc[0]
         assert bool(head.fallback) == (not graded)
         assert bool(head.capped) == want.capped
         assert abs(rows[rows.included].adv_gagar.sum()) < 1e-9
@@ -70,7 +70,7 @@ def test_exports_open_with_pandas_and_match_the_pure_module(run_data, tmp_path, 
     )
     assert attempts[~attempts.included].adv_gagar.eq(0).all()
     manifest = json.loads((tmp_path / "manifest.json").read_text())
-    assert manifest["schema"] == "gagar.v1" and manifest["counts"]["groups"] == 5
+    assert manifest["schema"] == "gagar.v2" and manifest["counts"]["groups"] == 5
     assert manifest["counts"]["fallback_groups"] == 1 and manifest["filters"]["step"] is None
     assert manifest["configurations"][0]["grader_config"] == cfg.name
     cap = read(tmp_path / f"lambda_cap.{fmt}")

@@ -100,7 +100,7 @@ def test_graded_groups_come_back_with_the_pure_modules_advantages(client):
     run = grade(g, cfg, TIERS)
     body = client.get(step_url(query="?config=test-config&deadline=5")).json()
     group = body["groups"][0]
-    assert group["status"] == "graded" and group["verdict_id"] == run.pk
+    assert group["status"] == "graded" and group["verdict_id"] == str(run.pk)
     assert body["waited_seconds"] < 1
     grades = {a.pk: TIERS[a.external_id] for a in g.attempts.all() if a.external_id in TIERS}
     _, want = expected(g, grades)

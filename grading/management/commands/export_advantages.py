@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from argparse import ArgumentParser
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
+from django.core.management.base import CommandError
 
+from grading.management.export_command import ExportCommand
 from grading.models import GraderConfig, Group
 from grading.selectors_training import grader_config_by_name
 from grading.services.advantages import AdvantageParams
-from grading.services.exports import FORMATS, ExportInvariantError, advantages_export
+from grading.services.exports import ExportResult, advantages_export
 from grading.services.grader_runs import grader_config_default
 
 
@@ -20,23 +20,47 @@ def _lambda_max(value: str) -> float | None:
     return None if value.lower() == "none" else float(value)
 
 
-class Command(BaseCommand):
-    help = "Export gagar.v1 advantages of a run (or one step): attempts, groups, λ-cap report."
+class Command(ExportCommand):
+    help = (
+        "Export gagar.v2 advantages of a run (or one step): attempts, groups, λ-cap report, "
+        "each table with its JSON Schema, plus a dataset card and manifest.json."
+    )
+    kind = "advantages"
+    unit = "group"
 
-    def add_arguments(self, parser: ArgumentParser) -> None:
+    def add_export_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--run", required=True, help="run name")
-        parser.add_argument("--step", type=int, default=None)
-        parser.add_argument("--format", choices=FORMATS, default="parquet")
-        parser.add_argument("--out", type=Path, required=True, help="output directory")
-        parser.add_argument("--config", default=None, help="grader configuration (default: env)")
-        parser.add_argument("--lambda-max", type=_lambda_max, default=1.5, help="or 'none'")
-        parser.add_argument("--normalize-std", action="store_true")
-        parser.add_argument("--std-ddof", type=int, choices=[0, 1], default=0)
-        parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument(
+            "--step", type=int, default=None, help="export this step only (default: every step)"
+        )
+        parser.add_argument(
+            "--config",
+            default=None,
+            help="grader configuration by name (default: the one the GAGAR_GRADER_* settings name)",
+        )
+        parser.add_argument(
+            "--lambda-max",
+            type=_lambda_max,
+            default=1.5,
+            help="the λ cap (default 1.5), or 'none' for uncapped",
+        )
+        parser.add_argument(
+            "--normalize-std",
+            action="store_true",
+            help="divide A and A′ by the group's reward std (after redistribution), as GRPO",
+        )
+        parser.add_argument(
+            "--std-ddof",
+            type=int,
+            choices=[0, 1],
+            default=0,
+            help="with --normalize-std: 0 = population std (NumPy, default), 1 = sample std "
+            "(PyTorch's .std())",
+        )
 
-    def handle(self, *args: Any, **opts: Any) -> None:
+    def prepare(self, opts: dict[str, Any]) -> int:
         try:
-            config = (
+            opts["config"] = (
                 grader_config_by_name(name=opts["config"])
                 if opts["config"]
                 else grader_config_default()
@@ -44,7 +68,7 @@ class Command(BaseCommand):
         except GraderConfig.DoesNotExist as exc:
             raise CommandError(f"unknown grader configuration {opts['config']!r}") from exc
         try:
-            params = AdvantageParams(
+            opts["params"] = AdvantageParams(
                 lambda_max=opts["lambda_max"],
                 normalize_std=opts["normalize_std"],
                 std_ddof=opts["std_ddof"],
@@ -60,27 +84,22 @@ class Command(BaseCommand):
                 f"no groups in run {opts['run']!r}"
                 + (f" step {opts['step']}" if opts["step"] is not None else "")
             )
-        bar = tqdm(total=total, unit="group", disable=opts["no_progress"], file=self.stderr)
+        return total
 
-        def progress(n: int) -> None:
-            bar.update(n)
+    def export(self, opts: dict[str, Any], progress: Callable[[int], None]) -> ExportResult:
+        return advantages_export(
+            run_name=opts["run"],
+            step=opts["step"],
+            fmt=opts["format"],
+            out_dir=opts["out"],
+            config=opts["config"],
+            params=opts["params"],
+            on_groups=progress,
+        )
 
-        try:
-            result = advantages_export(
-                run_name=opts["run"],
-                step=opts["step"],
-                fmt=opts["format"],
-                out_dir=opts["out"],
-                config=config,
-                params=params,
-                on_groups=progress,
-            )
-        except ExportInvariantError as exc:
-            raise CommandError(f"export refused, invariant violated: {exc}") from exc
-        finally:
-            bar.close()
+    def summary(self, result: ExportResult) -> str:
         c = result.counts
-        self.stdout.write(
+        return (
             f"wrote {c['attempts']} attempt rows and {c['groups']} group rows "
             f"({c['fallback_groups']} fallback, {c['capped_groups']} capped) to {result.directory}"
         )

@@ -22,10 +22,23 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         which = parser.add_mutually_exclusive_group(required=True)
-        which.add_argument("--group", type=int, action="append", dest="groups", metavar="ID")
+        which.add_argument(
+            "--group",
+            type=int,
+            action="append",
+            dest="groups",
+            metavar="ID",
+            help="a group's database id; repeatable",
+        )
         which.add_argument("--all", action="store_true", help="every group")
         parser.add_argument("--config", help="grader configuration name (default: from env)")
-        parser.add_argument("--replica", type=int, default=0)
+        parser.add_argument(
+            "--replica",
+            type=int,
+            default=0,
+            help="which independent grading of the same group (0, 1, …) for agreement studies; "
+            "default 0",
+        )
         parser.add_argument("--again", action="store_true", help="re-grade finished runs")
         parser.add_argument("--wait", action="store_true", help="wait until every run finished")
         parser.add_argument("--timeout", type=float, default=3600.0, help="seconds, with --wait")

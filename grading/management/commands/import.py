@@ -55,7 +55,7 @@ def _swebench_arguments(swe: ArgumentParser) -> None:
         help="folder of <instance_id>.traj/.json files, by position",
     )
     swe.add_argument("--run", default="swebench", help="the run's name")
-    swe.add_argument("--step", type=int, default=0)
+    swe.add_argument("--step", type=int, default=0, help="the training step (default 0)")
     swe.add_argument(
         LENIENT_FLAG,
         action="store_true",
@@ -70,7 +70,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="format", required=True)
         bundle = sub.add_parser("bundle", help="a gagar.group.v1 JSON Lines file")
-        bundle.add_argument("path", type=Path)
+        bundle.add_argument(
+            "path", type=Path, help="the bundle: gagar.group.v1 groups, one JSON object per line"
+        )
         swe = sub.add_parser(
             "swebench",
             help="task records + per system: a run folder, or predictions, report, trajectories",
@@ -101,7 +103,9 @@ class Command(BaseCommand):
                 action="store_true",
                 help="fail (writing nothing) when no attempt passes: nothing would be graded",
             )
-            p.add_argument("--no-progress", action="store_true")
+            p.add_argument(
+                "--no-progress", action="store_true", help="no progress bar on stderr (logs, CI)"
+            )
         reviews = sub.add_parser(
             "reviews", help="expert reviews done elsewhere, as an imported campaign"
         )

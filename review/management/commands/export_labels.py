@@ -3,71 +3,73 @@
 from __future__ import annotations
 
 from argparse import ArgumentParser
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
+from django.core.management.base import CommandError
 
+from grading.management.export_command import ExportCommand
 from grading.models import Attempt, GraderConfig
 from grading.selectors_training import grader_config_by_name
-from grading.services.exports import FORMATS
+from grading.services.exports import ExportResult
 from review.analytics.exports import labels_export
 from review.analytics.filters import Filters
 
 
-def add_filter_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument("--run", default=None, help="run name")
-    parser.add_argument("--step", type=int, default=None)
-    parser.add_argument("--repo", default=None, help="repository owner/name")
-    parser.add_argument("--campaign", type=int, default=None, help="campaign id")
-    parser.add_argument("--out", type=Path, required=True, help="output directory")
-    parser.add_argument("--format", choices=FORMATS, default="parquet")
-    parser.add_argument("--no-progress", action="store_true")
+class FilteredExportCommand(ExportCommand):
+    """An export over attempts chosen by run, step, repository and campaign."""
+
+    unit = "attempt"
+
+    def add_export_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--run", default=None, help="only this run (by name)")
+        parser.add_argument("--step", type=int, default=None, help="only this step")
+        parser.add_argument("--repo", default=None, help="only this repository (owner/name)")
+        parser.add_argument("--campaign", type=int, default=None, help="only this campaign (id)")
+
+    def prepare(self, opts: dict[str, Any]) -> int:
+        opts["filters"] = Filters(
+            run=opts["run"], step=opts["step"], repo=opts["repo"], campaign=opts["campaign"]
+        )
+        total = Attempt.objects.filter(opts["filters"].group_q("group__")).count()
+        if not total:
+            raise CommandError("no attempts match these filters")
+        return total
 
 
-def filters_from(opts: dict[str, Any]) -> tuple[Filters, int]:
-    filters = Filters(
-        run=opts["run"], step=opts["step"], repo=opts["repo"], campaign=opts["campaign"]
+class Command(FilteredExportCommand):
+    help = (
+        "Export calibrated tier labels (gagar.labels.v2: one row per attempt and grader "
+        "configuration), with the table's JSON Schema, a dataset card and manifest.json."
     )
-    total = Attempt.objects.filter(filters.group_q("group__")).count()
-    if not total:
-        raise CommandError("no attempts match these filters")
-    return filters, total
+    kind = "labels"
 
+    def add_export_arguments(self, parser: ArgumentParser) -> None:
+        super().add_export_arguments(parser)
+        parser.add_argument(
+            "--config", default=None, help="one grader configuration (default: all of them)"
+        )
 
-class Command(BaseCommand):
-    help = "Export calibrated tier labels (one row per attempt and grader configuration)."
-
-    def add_arguments(self, parser: ArgumentParser) -> None:
-        add_filter_arguments(parser)
-        parser.add_argument("--config", default=None, help="one grader configuration (default all)")
-
-    def handle(self, *args: Any, **opts: Any) -> None:
-        config = None
-        if opts["config"]:
-            try:
-                config = grader_config_by_name(name=opts["config"])
-            except GraderConfig.DoesNotExist as exc:
-                raise CommandError(f"unknown grader configuration {opts['config']!r}") from exc
-        filters, total = filters_from(opts)
-        bar = tqdm(total=total, unit="attempt", disable=opts["no_progress"], file=self.stderr)
-
-        def progress(n: int) -> None:
-            bar.update(n)
-
+    def prepare(self, opts: dict[str, Any]) -> int:
+        name = opts["config"]
         try:
-            result = labels_export(
-                fmt=opts["format"],
-                out_dir=opts["out"],
-                filters=filters,
-                config=config,
-                on_attempts=progress,
-            )
-        finally:
-            bar.close()
+            opts["config"] = grader_config_by_name(name=name) if name else None
+        except GraderConfig.DoesNotExist as exc:
+            raise CommandError(f"unknown grader configuration {name!r}") from exc
+        return super().prepare(opts)
+
+    def export(self, opts: dict[str, Any], progress: Callable[[int], None]) -> ExportResult:
+        return labels_export(
+            fmt=opts["format"],
+            out_dir=opts["out"],
+            filters=opts["filters"],
+            config=opts["config"],
+            on_attempts=progress,
+        )
+
+    def summary(self, result: ExportResult) -> str:
         c = result.counts
-        self.stdout.write(
+        return (
             f"wrote {c['rows']} label rows for {c['attempts']} attempts "
             f"({c['reviewed_attempts']} reviewed, {c['calibrated_rows']} calibrated) "
             f"to {result.directory}"

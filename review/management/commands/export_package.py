@@ -1,47 +1,38 @@
 """`manage.py export_package --format parquet|jsonl|csv --out DIR [filters]`: the anonymized
-data package, loadable with Hugging Face `datasets`."""
+data package, a Hugging Face dataset (`datasets.load_dataset(DIR)`)."""
 
 from __future__ import annotations
 
-from argparse import ArgumentParser
+from collections.abc import Callable
 from typing import Any
 
-from django.core.management.base import BaseCommand
-from tqdm import tqdm
-
+from grading.services.exports import ExportResult
 from review.analytics.labels import labels_refresh, labels_stale
 from review.analytics.package import package_export
-from review.management.commands.export_labels import add_filter_arguments, filters_from
+from review.management.commands.export_labels import FilteredExportCommand
 
 
-class Command(BaseCommand):
+class Command(FilteredExportCommand):
     help = (
-        "Export the anonymized data package: tasks, trajectories, diffs, tests, verdicts, reviews."
+        "Export the anonymized data package (gagar.package.v2): tasks, trajectories, diffs, "
+        "tests, verdicts and reviews per attempt, as a Hugging Face dataset with its card."
     )
+    kind = "package"
 
-    def add_arguments(self, parser: ArgumentParser) -> None:
-        add_filter_arguments(parser)
-
-    def handle(self, *args: Any, **opts: Any) -> None:
-        filters, total = filters_from(opts)
+    def prepare(self, opts: dict[str, Any]) -> int:
+        total = super().prepare(opts)
         if labels_stale():
             labels_refresh()  # the package carries the consensus tier
-        bar = tqdm(total=total, unit="attempt", disable=opts["no_progress"], file=self.stderr)
+        return total
 
-        def progress(n: int) -> None:
-            bar.update(n)
+    def export(self, opts: dict[str, Any], progress: Callable[[int], None]) -> ExportResult:
+        return package_export(
+            fmt=opts["format"], out_dir=opts["out"], filters=opts["filters"], on_attempts=progress
+        )
 
-        try:
-            result = package_export(
-                fmt=opts["format"],
-                out_dir=opts["out"],
-                filters=filters,
-                on_attempts=progress,
-            )
-        finally:
-            bar.close()
+    def summary(self, result: ExportResult) -> str:
         c = result.counts
-        self.stdout.write(
+        return (
             f"wrote {c['attempts']} attempts of {c['groups']} groups ({c['tasks']} tasks) "
             f"to {result.directory}"
         )

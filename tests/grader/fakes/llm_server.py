@@ -39,8 +39,17 @@ class RecordedRequest:
 
 
 class FakeLLMServer:
-    def __init__(self, handler: Callable[[RecordedRequest], FakeResponse] | None = None) -> None:
+    def __init__(
+        self,
+        handler: Callable[[RecordedRequest], FakeResponse] | None = None,
+        *,
+        concurrent: bool = False,
+    ) -> None:
+        # `concurrent`: the handler is safe to call from many request threads at once (and
+        # requests are not kept), e.g. the throughput benchmark's many conversations. By
+        # default calls are serialized, as the stateful personalities need.
         self.handler = handler
+        self.concurrent = concurrent
         self.requests: list[RecordedRequest] = []
         self._queue: deque[FakeResponse] = deque()
         self._lock = threading.Lock()
@@ -74,6 +83,8 @@ class FakeLLMServer:
         return len(self._queue)
 
     def _next(self, request: RecordedRequest) -> FakeResponse:
+        if self.concurrent and self.handler is not None:
+            return self.handler(request)
         with self._lock:
             if request.method == "GET" and self.handler is None:
                 # Model information is not scripted: GETs never take a queued answer.

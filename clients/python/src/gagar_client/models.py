@@ -15,16 +15,26 @@ Key = tuple[str, str]
 
 def group_key_of(row: dict[str, Any]) -> str:
     """The bundle's group_id, or `<run>/<step>/<task>` for a group imported without one (the
-    id this client gives such groups)."""
+    id this client gives such groups). `gagar.v2` rows carry it as `group_id`; `gagar.v1`
+    rows had the database id there and the bundle's id in `group_external_id`."""
+    if "group_db_id" in row:
+        return str(row["group_id"])
     external = row.get("group_external_id")
     if external:
         return str(external)
     return default_group_id(str(row["run"]), int(row["step"]), str(row["task_id"]))
 
 
+def attempt_key_of(row: dict[str, Any]) -> str:
+    """The bundle's attempt id (`attempt_id` in v2, `attempt_external_id` in v1)."""
+    if "attempt_db_id" in row:
+        return str(row["attempt_id"])
+    return str(row["attempt_external_id"])
+
+
 @dataclass(frozen=True)
 class AdvantageRow:
-    """One `gagar.v1` attempt row. `raw` holds every column the server sent."""
+    """One `gagar.v2` attempt row. `raw` holds every column the server sent."""
 
     group: str
     attempt: str
@@ -37,6 +47,7 @@ class AdvantageRow:
     test_reward: float
     reward_used: float | None
     tier: int | None
+    exploit: bool
     rank_in_tier: int | None
     coefficient: float
     adv_grpo: float
@@ -55,7 +66,7 @@ class AdvantageRow:
     def from_dict(cls, row: dict[str, Any]) -> AdvantageRow:
         return cls(
             group=group_key_of(row),
-            attempt=str(row["attempt_external_id"]),
+            attempt=attempt_key_of(row),
             run=str(row["run"]),
             step=int(row["step"]),
             task_id=str(row["task_id"]),
@@ -65,6 +76,7 @@ class AdvantageRow:
             test_reward=float(row["test_reward"]),
             reward_used=_float(row.get("reward_used")),
             tier=row.get("tier"),
+            exploit=bool(row.get("exploit", row.get("status") == "exploit_confirmed")),
             rank_in_tier=row.get("rank_in_tier"),
             coefficient=float(row["coefficient"]),
             adv_grpo=float(row["adv_grpo"]),
@@ -101,7 +113,7 @@ class GroupAdvantages:
         rows = g.get("attempts")
         return cls(
             group=group_key_of(g),
-            group_db_id=g.get("group_id"),
+            group_db_id=g.get("group_db_id", g.get("group_id")),
             run=str(g["run"]),
             step=int(g["step"]),
             task_id=str(g["task_id"]),

@@ -30,7 +30,7 @@ class Rollout:
 
 @dataclass
 class StepScorer:
-    """Submit one step's rollouts and return the `gagar.v1` row of each, in the same order.
+    """Submit one step's rollouts and return the `gagar.v2` row of each, in the same order.
 
     Rollouts of one task form one group (in the order given); every attempt id must be unique
     within its task. The wait is bounded by `deadline_s`: groups not graded by then come back

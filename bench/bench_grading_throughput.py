@@ -1,0 +1,438 @@
+"""LLM-bound grading at the scale of a training step.
+
+A grader run spends nearly all its time waiting on the model. This runs a step of N groups of
+the sample repository (workspaces under TMPDIR, tmpfs by default) against the project's fake
+OpenAI-compatible server (tests/grader/fakes) answering every call after LATENCY seconds, through
+real Celery workers on Redis and PostgreSQL, twice:
+
+1. baseline — today's worker: prefork, one process per run in flight, each holding its own
+   database connections (the run's and its heartbeat's), at BASELINE_CONCURRENCY processes;
+2. design — one process with a threads pool for the `grading` queue (`-P threads -c N`) and a
+   connection pool (GAGAR_DB_POOL_MAX): runs hand their connection back between database steps.
+
+For each it reports wall time against the latency floor (calls per run × latency: a run cannot
+be faster), runs in flight, memory per in-flight run (the workers' RSS over the peak in flight),
+the peak of database connections in use, and that every run succeeded exactly once. While the
+design's step is being graded, the training API's deadline fallback is called and timed.
+
+Targets (issue 16): ≥ 128 runs in flight, the step within 1.5× the floor, ≤ 60 MB per in-flight
+run, ≤ 20 database connections. Needs PostgreSQL (BENCH_DATABASE_URL, default
+postgres://postgres@127.0.0.1:5432/gagar_bench_throughput, recreated) and Redis (BENCH_REDIS_URL,
+default redis://127.0.0.1:6379/6, flushed).
+Usage: python bench/bench_grading_throughput.py [--groups 128] [--latency 2] [--per-turn 1]
+       [--baseline-concurrency 8] [--baseline-groups 16] [--pool 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/gagar_bench_throughput"
+DEFAULT_REDIS = "redis://127.0.0.1:6379/6"
+handler_peak = [0]
+
+
+def setup_django(var: Path, db_url: str, broker: str) -> None:
+    os.environ.update(
+        GAGAR_VAR_DIR=str(var),
+        DATABASE_URL=db_url,
+        SECRET_KEY="bench",
+        GAGAR_SANDBOX="none",
+        CELERY_BROKER_URL=broker,
+        LOG_LEVEL="WARNING",
+    )
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gagar_site.settings")
+    import django
+    import psycopg
+
+    base, name = db_url.rsplit("/", 1)
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def import_step(n: int, step: int) -> list[int]:
+    """N copies of the sample group in one step (one task each: a group is per task and step)."""
+    from grading.domain.bundle import group_from_object
+    from grading.sample.build import build_repo, load_committed_group
+    from grading.services.demo import sample_repo_path
+    from grading.services.imports import groups_import
+
+    repo = sample_repo_path()
+    if not (repo / ".git").is_dir():
+        repo.parent.mkdir(parents=True, exist_ok=True)
+        build_repo(repo)
+    records = []
+    for i in range(n):
+        g = load_committed_group()
+        g["task"]["repo_url"] = str(repo)
+        g["task"]["id"] = f"{g['task']['id']}-{step}-{i}"
+        g["group_id"] = f"bench-{step}-{i}"
+        g["run"], g["step"] = "bench", step
+        records.append(group_from_object(g, source="bench"))
+    report = groups_import(records=records)
+    assert report.ok, report.problems
+    return [r.group_id for r in report.results]
+
+
+class Handler:
+    """The fake model: a scripted agent that reads what it is sent and grades, statelessly (a
+    fresh agent per request, so any number of conversations can run at once), after LATENCY."""
+
+    def __init__(self, verdict: dict[str, Any], latency: float, per_turn: int) -> None:
+        self.verdict, self.latency, self.per_turn = verdict, latency, per_turn
+        self.calls = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, request: Any) -> Any:
+        from tests.grader.fakes.agent import ScriptedAgent
+        from tests.grader.fakes.personalities import OpenAIChat
+
+        chat = OpenAIChat(
+            ScriptedAgent(self.verdict, per_turn=self.per_turn, padded=True),
+            context_limit=128_000,
+        )
+        if request.method == "GET":
+            return chat(request)
+        with self._lock:
+            self.calls += 1
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            time.sleep(self.latency)
+            return chat(request)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+
+def expected_verdict(group_id: int, seed: int) -> dict[str, Any]:
+    from grading.grader.heuristic import HeuristicBackend
+    from grading.grader.loop import run_grader
+    from grading.services.grader_inputs import group_input
+
+    out = run_grader(group_input(group_id=group_id), HeuristicBackend(), seed=seed)
+    assert out.status == "ok", out.reason
+    return {k: v for k, v in out.alias_verdict.items() if k != "budget_use"}
+
+
+def _cpu_s(pids: list[int]) -> float:
+    """CPU seconds (user + system) of these processes and their descendants, alive ones."""
+    tick = os.sysconf("SC_CLK_TCK")
+    seen, todo, total = set(), list(pids), 0
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+            todo += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except OSError:
+            continue
+    return total / tick
+
+
+def _rss_mb(pids: list[int]) -> float:
+    """Resident memory of these processes and all their descendants, in MB."""
+    seen, todo, total = set(), list(pids), 0
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            todo += [int(c) for c in children]
+        except OSError:
+            continue
+    return total / 1024
+
+
+@dataclass
+class Sample:
+    running: int = 0
+    connections: int = 0
+    rss_mb: float = 0.0
+    rss_at_peak: float = 0.0
+    series: list[tuple[float, int, int]] = field(default_factory=list)
+
+
+def _sampler(stop: threading.Event, db_name: str, pids: list[int], out: Sample) -> None:
+    import psycopg
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    dsn = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT'] or 5432}/postgres"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        t0 = time.monotonic()
+        while not stop.is_set():
+            # Every connection to the bench database: the worker's plus the bench's own two
+            # (its main thread and the in-flight sampler).
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [db_name]
+            ).fetchone()
+            conns = row[0] if row else 0
+            out.connections = max(out.connections, int(conns))
+            out.rss_mb = max(out.rss_mb, _rss_mb(pids))
+            out.series.append((time.monotonic() - t0, int(conns), out.running))
+            stop.wait(0.25)
+
+
+def _running_sampler(stop: threading.Event, ids: list[int], out: Sample, pids: list[int]) -> None:
+    from django.db import connection
+
+    from grading.models import GraderRun
+
+    while not stop.is_set():
+        n = GraderRun.objects.filter(pk__in=ids, status="running").count()
+        if n >= out.running:
+            out.running = n
+            out.rss_at_peak = _rss_mb(pids)
+        stop.wait(0.25)
+    connection.close()
+
+
+def grade_step(
+    *,
+    name: str,
+    worker_args: list[str],
+    extra_env: dict[str, str],
+    group_ids: list[int],
+    config: Any,
+    var: Path,
+    db_name: str,
+    during: Any = None,
+) -> dict[str, Any]:
+    from grading.models import CandidateGrade, GraderRun, Group
+    from grading.services.grader_runs import grader_runs_request
+
+    env = {**os.environ, **extra_env}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    log = var / f"{name}.log"
+    proc = subprocess.Popen(
+        [str(ROOT / ".venv/bin/celery"), "-A", "gagar_site", "worker", "-Q", "grading",
+         "-n", f"{name}@%h", "--without-mingle", "--without-gossip", "-l", "WARNING",
+         *worker_args],
+        cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        time.sleep(3)
+        deadline = time.monotonic() + 120
+        # Ready when it answers a ping through the broker.
+        from gagar_site.celery import app
+
+        while not app.control.ping(destination=[f"{name}@{os.uname().nodename}"], timeout=1):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError(f"worker did not start; see {log}")
+        rss_idle = _rss_mb([proc.pid])
+        stop = threading.Event()
+        sample = Sample()
+        threads = [
+            threading.Thread(target=_sampler, args=(stop, db_name, [proc.pid], sample)),
+        ]
+        for t in threads:
+            t.start()
+        t0 = time.perf_counter()
+        cpu0, own0 = _cpu_s([proc.pid]), time.process_time()
+        runs = grader_runs_request(groups=Group.objects.filter(pk__in=group_ids), config=config)
+        ids = [r.pk for r in runs]
+        running = threading.Thread(target=_running_sampler, args=(stop, ids, sample, [proc.pid]))
+        running.start()
+        fallback = during(group_ids) if during else None
+        while GraderRun.objects.filter(pk__in=ids, status__in=["pending", "running"]).exists():
+            if proc.poll() is not None:
+                raise RuntimeError(f"worker died; see {log}")
+            time.sleep(0.2)
+        elapsed = time.perf_counter() - t0
+        worker_cpu, bench_cpu = _cpu_s([proc.pid]) - cpu0, time.process_time() - own0
+        stop.set()
+        for t in [*threads, running]:
+            t.join()
+        done = GraderRun.objects.filter(pk__in=ids)
+        succeeded = done.filter(status="succeeded").count()
+        calls = [r.llm_calls for r in done]
+        deliveries = sum(r.deliveries for r in done)
+        grades = CandidateGrade.objects.filter(run_id__in=ids).count()
+        failures = list(done.exclude(status="succeeded").values_list("failure_reason", flat=True))
+        return {
+            "runs": len(ids),
+            "succeeded": succeeded,
+            "deliveries": deliveries,
+            "grades": grades,
+            "failures": failures[:3],
+            "elapsed": elapsed,
+            "calls_per_run": sum(calls) / len(calls),
+            "in_flight": sample.running,
+            "connections": sample.connections,
+            "rss_idle": rss_idle,
+            "rss_peak": sample.rss_mb,
+            "rss_at_peak_in_flight": sample.rss_at_peak,
+            "fallback": fallback,
+            "worker_cpu": worker_cpu,
+            "bench_cpu": bench_cpu,
+        }
+    finally:
+        os.killpg(proc.pid, 15)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+
+
+def deadline_probe(config: Any) -> Any:
+    """The training API's deadline fallback while the step is graded: a synchronous trainer
+    asking with deadline=1 s gets an answer for every group within about a second."""
+    from grading.services.advantages import AdvantageParams
+    from grading.services.training import advantages_fetch
+
+    def probe(group_ids: list[int]) -> dict[str, Any]:
+        time.sleep(1.0)
+        t0 = time.perf_counter()
+        fetched = advantages_fetch(
+            group_ids=group_ids, config=config, params=AdvantageParams(), deadline_s=1.0
+        )
+        return {"seconds": time.perf_counter() - t0, "counts": fetched.counts()}
+
+    return probe
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--groups", type=int, default=128, help="groups in the design's step")
+    ap.add_argument("--latency", type=float, default=2.0, help="seconds per model call")
+    ap.add_argument("--per-turn", type=int, default=2, help="tool calls per model reply")
+    ap.add_argument("--baseline-concurrency", type=int, default=8)
+    ap.add_argument("--baseline-groups", type=int, default=16)
+    ap.add_argument("--pool", type=int, default=16, help="GAGAR_DB_POOL_MAX of the design")
+    args = ap.parse_args()
+    shm = Path("/dev/shm")
+    tmp = Path(tempfile.mkdtemp(prefix="bench-throughput-", dir=shm if shm.is_dir() else None))
+    os.environ["TMPDIR"] = str(tmp)  # workspaces on tmpfs, as docs/deployment.md recommends
+    db_url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB)
+    broker = os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS)
+    try:
+        import redis
+
+        redis.Redis.from_url(broker).flushdb()
+        setup_django(tmp / "var", db_url, broker)
+        from django.db import connection
+
+        from grading.models import GraderConfig
+        from tests.grader.fakes.llm_server import FakeLLMServer
+
+        db_name = db_url.rsplit("/", 1)[1]
+        base_ids = import_step(args.baseline_groups, step=0)
+        design_ids = import_step(args.groups, step=1)
+        handler = Handler(expected_verdict(base_ids[0], seed=0), args.latency, args.per_turn)
+        server = FakeLLMServer(handler=handler, concurrent=True).start()
+        # Enough handler threads for every call in flight (ThreadingHTTPServer: one per call).
+        configs = {
+            side: GraderConfig.objects.create(
+                name=f"bench-{side}",
+                backend="openai",
+                model="fake-model",
+                base_url=server.url + "/v1",
+                seed=0,
+                # The fake's token counts are real (tiktoken); a paper-scale budget.
+                budget={"max_input_tokens": 5_000_000, "max_output_tokens": 500_000},
+            )
+            for side in ("baseline", "design")
+        }
+        connection.close()
+        var = tmp / "var"
+        results = {
+            "baseline": grade_step(
+                name="baseline",
+                worker_args=["-P", "prefork", "-c", str(args.baseline_concurrency)],
+                extra_env={},
+                group_ids=base_ids,
+                config=configs["baseline"],
+                var=var,
+                db_name=db_name,
+            ),
+            "design": grade_step(
+                name="design",
+                worker_args=["-P", "threads", "-c", str(args.groups)],
+                extra_env={"GAGAR_DB_POOL_MAX": str(args.pool)},
+                group_ids=design_ids,
+                config=configs["design"],
+                var=var,
+                db_name=db_name,
+                during=deadline_probe(configs["design"]),
+            ),
+        }
+        server.stop()
+        handler_peak[0] = handler.peak_in_flight
+        report(results, args)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def report(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> None:
+    print(
+        f"step of {args.groups} groups (baseline: {args.baseline_groups}) of the sample "
+        f"repository; model latency {args.latency:.1f} s per call; {os.cpu_count()} CPUs"
+    )
+    head = (
+        f"{'':<10}{'runs':>6}{'ok':>5}{'calls/run':>10}{'floor s':>9}{'wall s':>8}"
+        f"{'× floor':>9}{'in flight':>10}{'MB/run':>8}{'db conns':>9}{'runs/min':>9}"
+    )
+    print(head)
+    per_min = {}
+    for side, r in results.items():
+        floor = r["calls_per_run"] * args.latency
+        per_run_mb = (r["rss_at_peak_in_flight"] or r["rss_peak"]) / max(r["in_flight"], 1)
+        per_min[side] = r["runs"] / r["elapsed"] * 60
+        print(
+            f"{side:<10}{r['runs']:>6}{r['succeeded']:>5}{r['calls_per_run']:>10.1f}"
+            f"{floor:>9.1f}{r['elapsed']:>8.1f}{r['elapsed'] / floor:>9.2f}{r['in_flight']:>10}"
+            f"{per_run_mb:>8.1f}{r['connections']:>9}{per_min[side]:>9.1f}"
+        )
+        if r["failures"]:
+            print(f"  failures: {r['failures']}")
+        dup = r["deliveries"] - r["runs"]
+        print(f"  deliveries beyond one per run: {dup}; grades written: {r['grades']}")
+        print(
+            f"  CPU per run: worker {r['worker_cpu'] / r['runs']:.2f} s, fake model server and "
+            f"bench {r['bench_cpu'] / r['runs']:.2f} s (idle worker {r['rss_idle']:.0f} MB)"
+        )
+    print(f"fake model: {handler_peak[0]} calls in flight at the peak")
+    ratio = per_min["design"] / per_min["baseline"]
+    print(f"throughput, design vs baseline (same run): {ratio:.1f}×")
+    fb = results["design"]["fallback"]
+    if fb:
+        print(
+            f"deadline fallback under load: deadline=1 s answered in {fb['seconds']:.2f} s, "
+            f"groups {json.dumps(fb['counts'])}"
+        )
+    print("targets: ≥ 128 in flight, ≤ 1.5× floor, ≤ 60 MB per in-flight run, ≤ 20 db conns")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
