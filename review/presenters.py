@@ -29,9 +29,9 @@ from review.content import (
     test_results,
 )
 from review.diffs import RenderedFile, file_id_for
-from review.models import Assignment, Campaign, Candidate, FixRequest, Label
+from review.models import Assignment, Candidate, Disagreement, FixRequest, Label
 from review.models.labels import CRITERIA
-from review.selectors import latest_verdict_run
+from review.services.reveal import revealed_run
 
 CRITERIA_LABELS = [(c, c.replace("_", " ").capitalize()) for c in CRITERIA]
 TIERS = {"t1": 1, "t2": 2, "t3": 3}
@@ -192,15 +192,15 @@ def reveal_for(
     *, assignment: Assignment, candidates: list[Candidate], redactor: Redactor
 ) -> dict[str, dict[str, Any]] | None:
     """The grader's verdict per candidate token, only after submission and only if allowed."""
-    if assignment.status != Assignment.Status.SUBMITTED:
-        return None
-    if assignment.campaign.reveal_policy != Campaign.Reveal.AFTER_SUBMISSION:
-        return None
-    run = latest_verdict_run(group_id=assignment.group_id)
+    run = revealed_run(assignment=assignment)
     if run is None:
         return None
     alias_of = {c.attempt_id: c.alias for c in candidates}
     grades = {g.attempt_id: g for g in run.grades.all()}
+    flags = {
+        d.candidate_id: d
+        for d in Disagreement.objects.filter(candidate__in=candidates, grader_run=run)
+    }
     out: dict[str, dict[str, Any]] = {}
     for c in candidates:
         grade = grades.get(c.attempt_id)
@@ -210,7 +210,9 @@ def reveal_for(
             continue
         human = TIERS.get(label.tier) if label else None
         out[c.token] = grade_summary(grade, run, alias_of, redactor) | {
-            "disagrees": human != grade.tier
+            "disagrees": human != grade.tier,
+            # The reviewer's own flag, shown in place of the form (one flag per verdict).
+            "flag": flags.get(c.pk),
         }
     return out
 

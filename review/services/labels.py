@@ -14,6 +14,8 @@ from django.utils import timezone
 from grading.models import GraderRun
 from review.models import Assignment, Candidate, Disagreement, FixRequest, Label
 from review.models.labels import CRITERIA
+from review.services.diff_checks import fix_anchor_check
+from review.services.reveal import verdict_to_reveal
 from review.services.timing import assignment_clock_advance
 from review.submission import CandidateDraft, submission_problems
 
@@ -65,11 +67,16 @@ def fix_request_create(
     criterion: str = "",
     now: datetime | None = None,
 ) -> FixRequest:
-    """A line-anchored fix request, stamped with the active time spent on this candidate so far."""
+    """A line-anchored fix request, stamped with the active time spent on this candidate so far.
+
+    The anchor must be a line the reviewer was shown (file in the diff, side it has, line that
+    exists); anything else is refused with the reason, so an export never holds a dead anchor.
+    """
     moment = now or timezone.now()
     with transaction.atomic():
         assignment = assignment_clock_advance(assignment_id=candidate.assignment_id, now=moment)
         check_open(assignment)
+        fix_anchor_check(candidate=candidate, path=path, line=line, side=side)
         spent = Candidate.objects.values_list("active_ms", flat=True).get(pk=candidate.pk)
         return FixRequest.objects.create(
             candidate=candidate,
@@ -132,14 +139,41 @@ def review_submit(*, assignment: Assignment, now: datetime | None = None) -> Ass
     return locked
 
 
+class NothingToFlagError(ValidationError):
+    """No revealed verdict to disagree with (not submitted, campaign never reveals, no run)."""
+
+
 def disagreement_flag(
-    *, candidate: Candidate, grader_run: GraderRun, note: str, now: datetime | None = None
+    *,
+    candidate: Candidate,
+    note: str,
+    grader_run: GraderRun | None = None,
+    now: datetime | None = None,
 ) -> Disagreement:
-    if candidate.assignment.status != Assignment.Status.SUBMITTED:
+    """Flag the revealed verdict on one candidate for adjudication, once, with a reason.
+
+    A second flag of the same verdict is refused (it would silently replace the first one that
+    staff may already be reading); `grader_run`, when given, must be the revealed run.
+    """
+    assignment = candidate.assignment
+    run = verdict_to_reveal(assignment=assignment)
+    if run is None or (grader_run is not None and grader_run.pk != run.pk):
+        raise NothingToFlagError("There is no revealed grader verdict to disagree with.")
+    if assignment.status != Assignment.Status.SUBMITTED:
         raise ValidationError("Disagreements can be flagged only after submission.")
-    flag, _ = Disagreement.objects.update_or_create(
-        candidate=candidate,
-        grader_run=grader_run,
-        defaults={"note": note[:5000], "created_at": now or timezone.now()},
-    )
-    return flag
+    reason = note.strip()
+    if not reason:
+        raise ValidationError("Say why you disagree: staff adjudicate from your reason.")
+    with transaction.atomic():
+        if (
+            Disagreement.objects.select_for_update()
+            .filter(candidate=candidate, grader_run=run)
+            .exists()
+        ):
+            raise ValidationError(f"You already flagged {candidate.alias} for adjudication.")
+        return Disagreement.objects.create(
+            candidate=candidate,
+            grader_run=run,
+            note=reason[:5000],
+            created_at=now or timezone.now(),
+        )

@@ -15,9 +15,9 @@ from django.views.decorators.http import require_GET, require_POST
 from review.content import assignment_redactor, rendered_diffs, rendered_file_page, trajectory_slice
 from review.models import Assignment, Campaign
 from review.presenters import review_page
-from review.selectors import candidate_for_reviewer, reviewer_queue
+from review.selectors import reviewer_queue
 from review.services.queue import AssignmentGoneError, assignment_next, assignment_resume
-from review.views._common import is_fragment, own_assignment
+from review.views._common import is_fragment, own_assignment, own_candidate
 
 TRAJECTORY_PAGE = 50
 
@@ -113,7 +113,7 @@ def trajectory(request: HttpRequest, assignment_id: int, token: str) -> HttpResp
     assignment = own_assignment(request, assignment_id)
     if not assignment.campaign.show_trajectories:
         raise Http404("This campaign does not show trajectories.")
-    candidate = candidate_for_reviewer(assignment=assignment, token=token)
+    candidate = own_candidate(assignment, token)
     traj = getattr(candidate.attempt, "trajectory", None)
     if traj is None:
         raise Http404("No trajectory.")
@@ -151,7 +151,7 @@ def trajectory(request: HttpRequest, assignment_id: int, token: str) -> HttpResp
 @require_GET
 def file_page(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
     assignment = own_assignment(request, assignment_id)
-    candidate = candidate_for_reviewer(assignment=assignment, token=token)
+    candidate = own_candidate(assignment, token)
     try:
         number = int(request.GET.get("page", "1"))
     except ValueError:
