@@ -69,6 +69,7 @@ class Frame:
     gr_rank: FloatArray
     gr_score: FloatArray
     gr_scores: FloatArray  # (k, 5)
+    gr_exploit: BoolArray  # the grader suspected an exploit
     configs: dict[int, str]
     # Run level.
     # (config, params hash, run, step, capped, mean shift, λ raw or None)
@@ -191,6 +192,7 @@ def load_frame(filters: Filters) -> Frame:
             "rank_in_tier",
             "weighted_score",
             "scores",
+            "exploit_suspected",
         )
     )
     # A grade lands on its attempt's candidate, once per (run, candidate): the candidate's own
@@ -257,6 +259,7 @@ def load_frame(filters: Filters) -> Frame:
         gr_scores=np.array(
             [[_score((g[8] or {}).get(c)) for c in CRITERIA] for _, g in graded], dtype=np.float64
         ).reshape(len(graded), len(CRITERIA)),
+        gr_exploit=_arr([bool(g[9]) for _, g in graded], np.bool_),
         configs=dict(GraderConfig.objects.values_list("id", "name")),
         lambda_rows=lambda_rows,
         status_counts=status_counts,
