@@ -29,6 +29,7 @@ from review.content import (
     test_results,
 )
 from review.diffs import RenderedFile, file_id_for
+from review.markdown import markdown_html
 from review.models import Assignment, Candidate, Disagreement, FixRequest, Label
 from review.models.labels import CRITERIA
 from review.services.reveal import revealed_run
@@ -178,6 +179,8 @@ def review_page(*, assignment: Assignment) -> dict[str, Any]:
         "assignment": assignment,
         "campaign": campaign,
         "problem_statement": redactor(task.problem_statement),
+        # Markdown with raw HTML off: every tag of the untrusted text is escaped, not parsed.
+        "problem_statement_html": mark_safe(markdown_html(redactor(task.problem_statement))),  # noqa: S308
         "reference": reference,
         "panels": panels,
         "revealed": bool(reveal),
