@@ -37,7 +37,7 @@ from review.services.reveal import revealed_run
 CRITERIA_LABELS = [(c, c.replace("_", " ").capitalize()) for c in CRITERIA]
 TIERS = {"t1": 1, "t2": 2, "t3": 3}
 # Bump when _candidate_side.html or _candidate_main.html change, so cached fragments expire.
-FRAGMENT_VERSION = "2"
+FRAGMENT_VERSION = "3"
 
 
 @dataclass
@@ -76,6 +76,12 @@ class _Content:
     @property
     def common_hunks(self) -> int:
         return sum(1 for s in self.shares if s.common)
+
+    @property
+    def some_hunks(self) -> int:
+        """Hunks another candidate made too, but not most of them (a "2/8" badge): counted
+        apart so the summary adds up to the badges beside it."""
+        return len(self.shares) - self.common_hunks - self.unique_hunks
 
 
 def _digest(*parts: str) -> str:

@@ -38,6 +38,16 @@ def words(key: str) -> str:
     return str(key or "").replace("_", " ")
 
 
+# The tab labels the page script writes after a save (autosave.js TIER_NAMES): a reload must
+# show the same short text, not "exploit / test tampering", which wrapped the tabs to two rows.
+TIER_SHORT = {"t1": "T1", "t2": "T2", "t3": "T3", "exploit": "exploit"}
+
+
+@register.filter
+def tier_short(tier: str) -> str:
+    return TIER_SHORT.get(tier or "", "")
+
+
 @register.filter
 def duration(ms: int | None) -> str:
     """Milliseconds as `42 s`, `3 min 05 s` or `1 h 02 min`."""
