@@ -7,6 +7,7 @@ fingerprint read, and cached renderings, so its query count does not grow with c
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,9 +31,11 @@ from review.content import (
 )
 from review.diffs import RenderedFile, file_id_for
 from review.markdown import markdown_html
-from review.models import Assignment, Candidate, Disagreement, FixRequest, Label
+from review.models import Assignment, Campaign, Candidate, Disagreement, FixRequest, Label
 from review.models.labels import CRITERIA
+from review.selectors import open_slots
 from review.services.reveal import revealed_run
+from review.templatetags.review_tags import TIER_SHORT
 
 CRITERIA_LABELS = [(c, c.replace("_", " ").capitalize()) for c in CRITERIA]
 TIERS = {"t1": 1, "t2": 2, "t3": 3}
@@ -184,7 +187,7 @@ def review_page(*, assignment: Assignment) -> dict[str, Any]:
     return {
         "assignment": assignment,
         "campaign": campaign,
-        "problem_statement": redactor(task.problem_statement),
+        "recorded": recorded_summary(assignment=assignment, panels=panels),
         # Markdown with raw HTML off: every tag of the untrusted text is escaped, not parsed.
         "problem_statement_html": mark_safe(markdown_html(redactor(task.problem_statement))),  # noqa: S308
         "reference": reference,
@@ -194,6 +197,27 @@ def review_page(*, assignment: Assignment) -> dict[str, Any]:
         "tiers": Label.Tier.choices,
         "mergeabilities": Label.Mergeability.choices,
         "severities": FixRequest.Severity.choices,
+    }
+
+
+def recorded_summary(
+    *, assignment: Assignment, panels: list[CandidatePanel]
+) -> dict[str, Any] | None:
+    """After Submit: what was recorded (tiers, fix requests, active time) and whether another
+    group is waiting, for the end-of-review card. None while the review is open."""
+    if assignment.status != Assignment.Status.SUBMITTED:
+        return None
+    tiers = Counter(p.label.tier for p in panels if p.label and p.label.tier)
+    fixes = [f for p in panels for f in p.fix_requests]
+    return {
+        "submitted_at": assignment.submitted_at,
+        "active_ms": assignment.active_ms,
+        "candidates": len(panels),
+        "tiers": [(TIER_SHORT[t], tiers[t]) for t in TIER_SHORT if tiers[t]],
+        "fix_requests": len(fixes),
+        "blocking": sum(1 for f in fixes if f.severity == FixRequest.Severity.BLOCKING),
+        "more": assignment.campaign.status == Campaign.Status.ACTIVE
+        and open_slots(campaign=assignment.campaign, reviewer=assignment.reviewer) > 0,
     }
 
 
@@ -218,7 +242,16 @@ def reveal_for(
             out[c.token] = {"graded": False}
             continue
         human = TIERS.get(label.tier) if label else None
-        out[c.token] = grade_summary(grade, run, alias_of, redactor) | {
+        summary = grade_summary(grade, run, alias_of, redactor)
+        # The reviewer's own label beside the verdict, so the comparison needs no scrolling.
+        yours = [getattr(label, key) if label else None for key, _ in CRITERIA_LABELS]
+        out[c.token] = summary | {
+            "mine": (TIER_SHORT.get(label.tier, "") if label else "")
+            + (f" #{label.rank_in_tier}" if label and label.rank_in_tier else ""),
+            "score_rows": [
+                (name, score, mine, why)
+                for (name, score, why), mine in zip(summary["scores"], yours, strict=True)
+            ],
             "disagrees": human != grade.tier,
             # The reviewer's own flag, shown in place of the form (one flag per verdict).
             "flag": flags.get(c.pk),

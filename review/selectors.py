@@ -67,6 +67,10 @@ def reviewer_queue(*, reviewer: User) -> list[QueueRow]:
     return rows
 
 
+def open_slots(*, campaign: Campaign, reviewer: User) -> int:
+    return _open_slots(campaign, reviewer)
+
+
 def _open_slots(campaign: Campaign, reviewer: User) -> int:
     """Groups this reviewer could still take (under k, and not already theirs)."""
     live = Assignment.objects.filter(campaign=campaign, status__in=LIVE)

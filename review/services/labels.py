@@ -17,13 +17,21 @@ from review.models.labels import CRITERIA
 from review.services.diff_checks import fix_anchor_check
 from review.services.reveal import verdict_to_reveal
 from review.services.timing import assignment_clock_advance
-from review.submission import CandidateDraft, submission_problems
+from review.submission import CandidateDraft, Problem, submission_problem_items
 
 LABEL_FIELDS = ("tier", "rank_in_tier", *CRITERIA, "mergeability", "confidence", "notes")
 
 
 class LockedError(ValidationError):
     pass
+
+
+class SubmissionError(ValidationError):
+    """The group cannot be submitted yet: every problem, each with its candidate and field."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__([p.text for p in problems])
+        self.problems = problems
 
 
 def check_open(assignment: Assignment) -> None:
@@ -100,7 +108,7 @@ def fix_request_delete(*, fix_request: FixRequest) -> None:
         fix_request.delete()
 
 
-def assignment_problems(*, assignment: Assignment) -> list[str]:
+def assignment_problems(*, assignment: Assignment) -> list[Problem]:
     candidates = (
         Candidate.objects.filter(assignment=assignment)
         .select_related("label")
@@ -118,9 +126,10 @@ def assignment_problems(*, assignment: Assignment) -> list[str]:
                 scores=[getattr(label, f) if label else None for f in CRITERIA],
                 mergeability=label.mergeability if label else "",
                 blocking_fix_requests=c.blocking,
+                key=c.token,
             )
         )
-    return submission_problems(drafts, rubric_required=assignment.campaign.rubric_required)
+    return submission_problem_items(drafts, rubric_required=assignment.campaign.rubric_required)
 
 
 def review_submit(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
@@ -131,7 +140,7 @@ def review_submit(*, assignment: Assignment, now: datetime | None = None) -> Ass
         check_open(locked)
         problems = assignment_problems(assignment=locked)
         if problems:
-            raise ValidationError(problems)
+            raise SubmissionError(problems)
         locked.status = Assignment.Status.SUBMITTED
         locked.submitted_at = moment
         locked.focus_active = False

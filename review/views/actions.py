@@ -21,6 +21,7 @@ from review.selectors import fix_request_for_reviewer
 from review.services.diff_checks import file_by_id
 from review.services.labels import (
     NothingToFlagError,
+    SubmissionError,
     disagreement_flag,
     fix_request_create,
     fix_request_delete,
@@ -157,11 +158,18 @@ def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = own_assignment(request, assignment_id)
     try:
         review_submit(assignment=assignment)
+    except SubmissionError as exc:
+        if wants_json(request):
+            # Each problem with its candidate token and field, for the page to show in place.
+            fields = [{"candidate": p.key, "field": p.field, "text": p.text} for p in exc.problems]
+            return JsonResponse(
+                {"ok": False, "problems": exc.messages, "fields": fields}, status=400
+            )
+        return _errors(request, assignment, exc.messages, None)
     except ValidationError as exc:
         return _errors(request, assignment, exc.messages, None)
     if wants_json(request):
         return JsonResponse({"ok": True, "url": reverse("review:page", args=[assignment.pk])})
-    messages.success(request, "Review submitted. Thank you!")
     return _back(assignment)
 
 

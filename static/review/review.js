@@ -11,6 +11,7 @@ import { markFixes, markShares, openFix, submitFix } from "./js/fixes.js";
 import { installKeys } from "./js/keys.js";
 import { loadTrajectory, installTrajectories, moreFile, moreTrajectory } from "./js/fragments.js";
 import { findRow, goFile, setCursor, showPanel } from "./js/navigation.js";
+import { showFieldProblems } from "./js/problems.js";
 import { post, showProblems } from "./js/server.js";
 import { startTiming } from "./js/timing.js";
 
@@ -21,6 +22,9 @@ if (root) start(root);
 
 function start(root) {
   document.documentElement.classList.add("js");
+  // The page places itself (candidate from the hash, the end card after Submit); the browser's
+  // own restoring of the old scroll offset after load would undo that.
+  history.scrollRestoration = "manual";
   const ctx = createContext(root);
   startTiming(ctx);
 
@@ -88,6 +92,7 @@ function start(root) {
       await allSaved(ctx);
       const data = await post(ctx, form);
       if (data.ok) window.location.assign(data.url);
+      else if (data.fields) showFieldProblems(ctx, data.fields);
       else showProblems(data.problems);
     }
   });
@@ -101,5 +106,12 @@ function start(root) {
   }
   const fromHash = ctx.panels.find((p) => "#" + p.id === window.location.hash);
   showPanel(ctx, fromHash || ctx.panels[0], { quiet: true });
+  // Just submitted: the end of the review is what to see, with where to go next focused.
+  const done = document.getElementById("rv-done");
+  if (done && !fromHash) {
+    done.scrollIntoView({ block: "start" });
+    const next = document.getElementById("rv-next-group") || document.getElementById("rv-back-to-queue");
+    if (next) next.focus({ preventScroll: true });
+  }
   ctx.send("focus");
 }

@@ -62,9 +62,7 @@ def test_not_mergeable_needs_a_blocking_fix_request(assignment):
         review_submit(assignment=assignment)
     fix_request_create(
         candidate=c,
-        path="humanize_lite/sizes.py",
-        line=9,
-        side="new",
+        **added_line(c),
         text="wrong",
         severity="blocking",
         criterion="implementation_precision",

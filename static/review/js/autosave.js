@@ -1,6 +1,7 @@
 // Autosave of the per-candidate label forms and of the viewed-file marks (kept on the server:
 // they follow the reviewer across reloads).
 
+import { clearFieldProblems } from "./problems.js";
 import { post, sendForm, showProblems } from "./server.js";
 
 const TIER_NAMES = { t1: "T1", t2: "T2", t3: "T3", exploit: "exploit" };
@@ -16,6 +17,7 @@ export function save(ctx, form) {
     const data = await post(ctx, form).catch(() => ({ ok: false, problems: ["Network error: not saved."] }));
     if (data.ok) {
       status.textContent = "Saved " + new Date().toLocaleTimeString();
+      clearFieldProblems(form);
       updateTab(ctx, form.closest(".rv-panel"), data.tier, data.rank);
     } else {
       status.textContent = "Not saved: " + (data.problems || []).join(" ");

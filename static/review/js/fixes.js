@@ -2,6 +2,7 @@
 // without a reload) and the shared-change badges drawn on the diff.
 
 import { rowIn, rowLine } from "./navigation.js";
+import { showFormProblems } from "./problems.js";
 import { post, showProblems } from "./server.js";
 
 export function openFix(ctx, row) {
@@ -55,8 +56,13 @@ export function markShares(panel) {
 
 async function addFix(ctx, form) {
   const data = await post(ctx, form);
-  if (!data.ok) return showProblems(data.problems);
-  showProblems([]);
+  if (!data.ok) {
+    // Beside the form the reviewer is typing in, which stays open with what they wrote.
+    showFormProblems(form, data.problems);
+    form.elements.line.focus();
+    return;
+  }
+  showFormProblems(form, []);
   const list = form.closest(".rv-side").querySelector(".rv-fixes");
   const template = document.createElement("template");
   template.innerHTML = data.html;

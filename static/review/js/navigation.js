@@ -7,12 +7,14 @@ export function showPanel(ctx, panel, opts) {
   ctx.current = panel;
   for (const p of ctx.panels) p.classList.toggle("is-current", p === panel);
   for (const t of ctx.tabs) t.classList.toggle("is-current", t.dataset.token === panel.dataset.token);
-  history.replaceState(null, "", "#" + panel.id);
+  // Not on arrival without a hash: the browser scrolls to the URL's fragment once the page has
+  // loaded, and would then jump past what the page chose to show (the end card after Submit).
+  if (!(opts && opts.quiet) || window.location.hash) history.replaceState(null, "", "#" + panel.id);
   setCursor(ctx, null);
   ctx.currentFile = panel.querySelector(".rv-file");
   markFile(ctx);
   if (!(opts && opts.quiet)) ctx.send("focus");
-  window.scrollTo({ top: 0 });
+  if (!(opts && opts.keepScroll)) window.scrollTo({ top: 0 });
 }
 
 export function stepPanel(ctx, delta) {

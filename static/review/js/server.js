@@ -28,7 +28,8 @@ export async function fragment(url) {
   return template.content;
 }
 
-export function showProblems(list) {
+// The page's list of problems (those that belong to no one field); scrolled to unless told not.
+export function showProblems(list, opts) {
   const box = document.getElementById("rv-problems");
   box.replaceChildren();
   for (const text of list || []) {
@@ -37,5 +38,5 @@ export function showProblems(list) {
     box.append(li);
   }
   box.hidden = !box.children.length;
-  if (!box.hidden) box.scrollIntoView({ block: "start" });
+  if (!box.hidden && !(opts && opts.scroll === false)) box.scrollIntoView({ block: "start" });
 }
