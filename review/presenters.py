@@ -62,6 +62,7 @@ class CandidatePanel:
     reveal: dict[str, Any] | None = None
     scores: list[tuple[str, str, int | None]] = field(default_factory=list)
     viewed: list[str] = field(default_factory=list)  # file ids the reviewer ticked as viewed
+    prefilled: list[str] = field(default_factory=list)  # criteria still pre-filled from the tier
     main_html: str = ""  # a marker the view replaces with main_bytes
 
 
@@ -170,6 +171,7 @@ def review_page(*, assignment: Assignment) -> dict[str, Any]:
                     (k, name, getattr(label, k) if label else None) for k, name in CRITERIA_LABELS
                 ],
                 viewed=[file_id_for(p) for p in c.viewed_paths if p in frag["paths"]],
+                prefilled=list(label.prefilled) if label else [],
             )
         )
     reveal = reveal_for(assignment=assignment, candidates=candidates, redactor=redactor)

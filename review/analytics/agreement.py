@@ -144,6 +144,8 @@ def _criteria(frame: Frame, view: GraderView, n_resamples: int) -> list[dict[str
             "se": num(cis[c].standard_error),
             "n": int(both[:, j].sum()),
             "n_tasks": cis[c].n_clusters,
+            # Scores reviewers left as the tier pre-filled them: not in κ, said how many.
+            "n_prefilled": int(frame.lab_prefilled[:, j].sum()),
         }
         for j, c in enumerate(CRITERIA)
     ]

@@ -52,7 +52,8 @@ class Frame:
     lab_tier: FloatArray  # 1-3, NaN for "exploit"
     lab_exploit: BoolArray
     lab_rank: FloatArray
-    lab_scores: FloatArray  # (m, 5) rubric, NaN where missing
+    lab_scores: FloatArray  # (m, 5) rubric, NaN where missing or left pre-filled
+    lab_prefilled: BoolArray  # (m, 5) the score was left pre-filled from the tier
     lab_mergeable: BoolArray
     lab_fix_requests: IntArray
     lab_first_issue_s: FloatArray  # NaN when no fix request
@@ -161,6 +162,7 @@ def load_frame(filters: Filters) -> Frame:
         "tier",
         "rank_in_tier",
         "mergeability",
+        "prefilled",
         *CRITERIA,
     ).order_by("candidate__assignment__submitted_at", "id"):
         # A labelled attempt that is no longer a valid passer (e.g. exploit confirmed later)
@@ -177,7 +179,28 @@ def load_frame(filters: Filters) -> Frame:
             taken[key] = own
             rev = reviewers.setdefault(row[1], len(reviewers))
             n_fix, first_ms = fixes.get(row[2], (0, None))
-            lab.append((pos, rev, row[5], row[6], row[7], row[8:], n_fix, first_ms, row[4], row[3]))
+            # Scores left pre-filled from the tier were never the reviewer's judgement: kept
+            # out of the statistics (None), and counted.
+            left = set(row[8] or ())
+            scores = tuple(None if c in left else v for c, v in zip(CRITERIA, row[9:], strict=True))
+            prefilled = tuple(
+                c in left and v is not None for c, v in zip(CRITERIA, row[9:], strict=True)
+            )
+            lab.append(
+                (
+                    pos,
+                    rev,
+                    row[5],
+                    row[6],
+                    row[7],
+                    scores,
+                    n_fix,
+                    first_ms,
+                    row[4],
+                    row[3],
+                    prefilled,
+                )
+            )
 
     grades = list(
         CandidateGrade.objects.filter(
@@ -241,6 +264,9 @@ def load_frame(filters: Filters) -> Frame:
         lab_scores=np.array(
             [[np.nan if v is None else v for v in r[5]] for r in lab], dtype=np.float64
         ).reshape(len(lab), len(CRITERIA)),
+        lab_prefilled=np.array([r[10] for r in lab], dtype=np.bool_).reshape(
+            len(lab), len(CRITERIA)
+        ),
         lab_mergeable=_arr([r[4] == Label.Mergeability.AS_IS for r in lab], np.bool_),
         lab_fix_requests=_arr([r[6] for r in lab], np.int64),
         lab_first_issue_s=_arr([np.nan if r[7] is None else r[7] / 1000 for r in lab], np.float64),

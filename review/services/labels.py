@@ -19,7 +19,15 @@ from review.services.reveal import verdict_to_reveal
 from review.services.timing import assignment_clock_advance
 from review.submission import CandidateDraft, Problem, submission_problem_items
 
-LABEL_FIELDS = ("tier", "rank_in_tier", *CRITERIA, "mergeability", "confidence", "notes")
+LABEL_FIELDS = (
+    "tier",
+    "rank_in_tier",
+    *CRITERIA,
+    "mergeability",
+    "confidence",
+    "notes",
+    "prefilled",
+)
 
 
 class LockedError(ValidationError):
@@ -54,6 +62,8 @@ def label_save(
         label, _ = Label.objects.get_or_create(candidate=candidate, defaults={"updated_at": moment})
         for field, value in values.items():
             setattr(label, field, value)
+        # A pre-filled criterion without a score is not pre-filled any more.
+        label.prefilled = [c for c in label.prefilled if getattr(label, c) is not None]
         if label.tier == Label.Tier.EXPLOIT:
             # An exploit is not ranked; a stale rank would only confuse the export.
             label.rank_in_tier = None

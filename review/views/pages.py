@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from review.content import assignment_redactor, rendered_diffs, rendered_file_page, trajectory_slice
 from review.models import Assignment, Campaign
+from review.models.labels import TIER_TYPICAL_SCORES
 from review.presenters import review_page
 from review.selectors import reviewer_queue
 from review.services.queue import AssignmentGoneError, assignment_next, assignment_resume
@@ -71,6 +72,7 @@ def page(request: HttpRequest, assignment_id: int) -> HttpResponse:
         "locked": assignment.status != Assignment.Status.IN_PROGRESS,
         # Per reviewer, so kept out of the cached file list and applied by the page script.
         "viewed": {panel.token: panel.viewed for panel in context["panels"]},
+        "typicalScores": TIER_TYPICAL_SCORES,
     }
     response = render(request, "review/page.html", context)
     head, *rest = response.content.split(marker.encode())

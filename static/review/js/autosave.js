@@ -59,7 +59,48 @@ export function setTier(ctx, value) {
   if (!radio) return;
   radio.checked = true;
   fillRank(ctx, form, value);
+  prefillRubric(ctx, form, value);
   save(ctx, form);
+}
+
+// ---- pre-filled rubric ----------------------------------------------------------------------
+// Choosing a tier fills every criterion the reviewer has not set with that tier's typical score,
+// marked pre-filled (and stored so) until the reviewer sets or confirms it by choosing a score.
+
+function prefilledSet(form) {
+  return new Set(form.elements.prefilled.value.split(",").filter(Boolean));
+}
+
+function writePrefilled(form, names) {
+  form.elements.prefilled.value = Array.from(names).join(",");
+  for (const row of form.querySelectorAll(".rv-score[data-criterion]")) {
+    row.classList.toggle("is-prefilled", names.has(row.dataset.criterion));
+  }
+}
+
+export function prefillRubric(ctx, form, tier) {
+  const typical = (ctx.config.typicalScores || {})[tier];
+  if (!typical || !form.elements.prefilled) return;
+  const names = prefilledSet(form);
+  for (const [criterion, score] of Object.entries(typical)) {
+    const checked = form.querySelector('input[name="' + criterion + '"]:checked');
+    if (checked && !names.has(criterion)) continue; // the reviewer's own score stays
+    const radio = form.querySelector('input[name="' + criterion + '"][value="' + score + '"]');
+    if (!radio) continue;
+    radio.checked = true;
+    names.add(criterion);
+  }
+  writePrefilled(form, names);
+}
+
+// The reviewer chose a score (a click, or a digit on the row): it is theirs now.
+function confirmScore(form, radio) {
+  const row = radio.closest(".rv-score[data-criterion]");
+  if (!row || !form.elements.prefilled) return false;
+  const names = prefilledSet(form);
+  if (!names.delete(row.dataset.criterion)) return false;
+  writePrefilled(form, names);
+  return true;
 }
 
 export function showViewed(ctx, panel, ids) {
@@ -115,8 +156,19 @@ export function installAutosave(ctx) {
     const el = ev.target;
     if (el.classList.contains("rv-viewed")) return saveViewed(ctx, el.closest(".rv-panel"), el);
     const form = el.closest("form.rv-label");
-    if (form && el.name === "tier") fillRank(ctx, form, el.value);
+    if (form && el.name === "tier") {
+      fillRank(ctx, form, el.value);
+      prefillRubric(ctx, form, el.value);
+    }
+    if (form && el.type === "radio") confirmScore(form, el);
     if (form && el.type !== "textarea" && el.type !== "number") save(ctx, form);
+  });
+  // Clicking the pre-filled score itself fires no change: it confirms that score.
+  ctx.root.addEventListener("click", (ev) => {
+    const el = ev.target;
+    if (!(el instanceof HTMLInputElement) || el.type !== "radio" || !el.checked) return;
+    const form = el.closest("form.rv-label");
+    if (form && confirmScore(form, el)) save(ctx, form);
   });
   const typing = new WeakMap();
   ctx.root.addEventListener("input", (ev) => {
