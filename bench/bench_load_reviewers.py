@@ -67,6 +67,23 @@ class Tally:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+class Window:
+    """The timed window, opened once every reviewer has logged in and opened a group: logins hash
+    passwords and are slow on a loaded machine, and must not eat the time the window measures."""
+
+    def __init__(self, reviewers: int, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = self.submit_at = 0.0
+        self._barrier = threading.Barrier(reviewers, action=self._open, timeout=600)
+
+    def _open(self) -> None:
+        now = time.monotonic()
+        self.deadline, self.submit_at = now + self.seconds, now + self.seconds * 0.8
+
+    def wait(self) -> None:
+        self._barrier.wait()
+
+
 class Reviewer:
     def __init__(self, base_url: str, username: str, password: str, tally: Tally) -> None:
         self.base, self.username, self.password, self.tally = base_url, username, password, tally
@@ -100,20 +117,31 @@ class Reviewer:
         self.csrf = self.http.cookies.get("csrftoken") or self.csrf
         return done is not None
 
-    def run(self, campaign: int, deadline: float, submit_at: float) -> None:
-        rng = random.Random(self.username)
+    def open_group(self, campaign: int) -> tuple[str, int, list[str], dict[str, str]] | None:
+        """Log in and open the next group: (its URL, assignment, candidate tokens, their paths)."""
         if not self.login() or self.call("GET", "/review/") is None:
-            return
+            return None
         start = self.call("POST", f"/review/campaigns/{campaign}/next", ok=(302,))
         if start is None:
-            return
+            return None
         url = start.headers["Location"]
         page = self.call("GET", url)
         if page is None:
-            return
+            return None
         tokens = list(dict.fromkeys(t for _, t in _TOKEN.findall(page.text)))
         assignment = int(_TOKEN.search(page.text).group(1))  # type: ignore[union-attr]
-        paths = dict(_FILE.findall(page.text))
+        return url, assignment, tokens, dict(_FILE.findall(page.text))
+
+    def run(self, campaign: int, window: Window) -> None:
+        try:
+            opened = self.open_group(campaign)
+        finally:
+            window.wait()  # every reviewer, even one that failed, so that none waits for ever
+        if opened is None:
+            return
+        url, assignment, tokens, paths = opened
+        rng = random.Random(self.username)
+        deadline, submit_at = window.deadline, window.submit_at
         seq = 0
         json_accept = {"Accept": "application/json"}
         while time.monotonic() < submit_at:
@@ -167,12 +195,9 @@ class Reviewer:
 def run_load(base_url: str, campaign: int, creds: list[list[str]], seconds: float) -> Tally:
     base_url = loopback_only(base_url)
     tally = Tally()
-    now = time.monotonic()
-    deadline, submit_at = now + seconds, now + seconds * 0.8
+    window = Window(len(creds), seconds)
     threads = [
-        threading.Thread(
-            target=Reviewer(base_url, user, pw, tally).run, args=(campaign, deadline, submit_at)
-        )
+        threading.Thread(target=Reviewer(base_url, user, pw, tally).run, args=(campaign, window))
         for user, pw in creds
     ]
     for t in threads:

@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from tests._env import redis_url
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data" / "swebench-groups"
 REQUIRE_SERVICES = os.environ.get("GAGAR_REQUIRE_SERVICES") == "1"
 
 
 def _redis_up() -> bool:
-    url = os.environ.get("GAGAR_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    url = redis_url()
     host_port = url.split("//", 1)[1].split("/", 1)[0]
     host, _, port = host_port.rpartition(":")
     try:

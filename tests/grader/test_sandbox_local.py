@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -80,12 +81,14 @@ def test_it_gets_none_of_the_hosts_environment(workdir, monkeypatch):
 
 
 def test_it_stops_an_infinite_loop_and_its_children_at_the_timeout(workdir):
+    # A sleep of this test's own length: another test run on the machine may sleep 60 too.
+    sleep = f"sleep 60.{os.getpid()}{time.monotonic_ns() % 1000:03d}"
     started = time.monotonic()
-    result = SANDBOX.run("sleep 60 & while :; do :; done", workdir, Limits(timeout_s=1, pids=64))
+    result = SANDBOX.run(f"{sleep} & while :; do :; done", workdir, Limits(timeout_s=1, pids=64))
     assert result.timed_out
     assert result.exit_code == -1
     assert time.monotonic() - started < 10
-    leftovers = subprocess.run(["pgrep", "-f", "^sleep 60$"], capture_output=True, check=False)
+    leftovers = subprocess.run(["pgrep", "-f", f"^{sleep}$"], capture_output=True, check=False)
     assert leftovers.stdout == b""
 
 

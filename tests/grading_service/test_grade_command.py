@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from io import StringIO
@@ -17,6 +16,7 @@ from gagar_site.celery import app
 from grading.domain.bundle import group_from_object
 from grading.models import GraderRun, Group
 from grading.services.imports import groups_import
+from tests._env import redis_url
 from tests.importers.helpers import attempt, group
 
 
@@ -58,7 +58,7 @@ def test_it_grades_the_groups_with_candidates_and_names_the_others(settings):
 @contextmanager
 def own_broker() -> Iterator[redis.Redis]:
     """This process's Celery app on the test Redis database (emptied before and after)."""
-    url = os.environ.get("GAGAR_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    url = redis_url()
     client = redis.Redis.from_url(url)
     client.flushdb()
     saved = app.conf.broker_url

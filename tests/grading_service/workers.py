@@ -16,11 +16,11 @@ import redis
 from django.db import connection
 
 from gagar_site.celery import app
+from tests._env import redis_url
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # A Redis database of its own, so these tests never see another suite's messages.
-REDIS_BASE = os.environ.get("GAGAR_TEST_REDIS_URL", "redis://127.0.0.1:6379/15").rsplit("/", 1)[0]
-BROKER_URL = f"{REDIS_BASE}/13"
+BROKER_URL = redis_url(1)
 VISIBILITY_TIMEOUT_S = 8
 
 WORKER_ENV = {

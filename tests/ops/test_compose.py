@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import importlib
+import importlib.util
 import re
 import shlex
 import stat
@@ -131,12 +133,18 @@ def test_the_workers_consume_every_queue_the_settings_route_to(services):
 
 
 def test_the_celery_app_and_the_beat_schedule_exist(services):
+    from django.apps import apps
+
     from gagar_site.celery import app
 
     assert app.main == "gagar"
     argv = _argv(services["beat"])
     assert argv[:4] == ["celery", "-A", "gagar_site", "beat"]
-    import grading.tasks  # noqa: F401 - registers the tasks (what autodiscovery imports)
+    # What a worker or beat does at start: import every app's tasks module (autodiscovery), so
+    # that the check holds whichever tests ran before this one in this process.
+    for config in apps.get_app_configs():
+        if importlib.util.find_spec(f"{config.name}.tasks"):
+            importlib.import_module(f"{config.name}.tasks")
 
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
         assert entry["task"] in app.tasks, f"beat schedules unknown task {entry['task']}"

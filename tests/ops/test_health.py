@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import os
-
 import pytest
 from django.db import connection, connections
 from django.db.migrations.recorder import MigrationRecorder
 from django.db.utils import load_backend
 
 from gagar_site import ops
+from tests._env import redis_url
 
 
 def _broken_postgres(port: int):
@@ -102,7 +101,7 @@ def test_it_is_not_ready_when_the_redis_broker_is_down(client, settings, closed_
 @pytest.mark.redis
 @pytest.mark.django_db
 def test_it_is_ready_against_a_live_redis_broker(client, settings):
-    settings.CELERY_BROKER_URL = os.environ.get("GAGAR_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    settings.CELERY_BROKER_URL = redis_url()
     response = client.get("/readyz")
     assert response.status_code == 200, response.content
     assert response.json()["checks"]["broker"] == {"ok": True, "detail": "redis"}

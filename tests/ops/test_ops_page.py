@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 
 import pytest
@@ -8,6 +7,7 @@ from django.utils import timezone
 
 from grading.models import GraderConfig, GraderRun, Group, Run, Step, Task
 from grading.selectors_ops import percentile
+from tests._env import redis_url
 
 
 def _group(n: int) -> Group:
@@ -78,8 +78,7 @@ def test_it_shows_unknown_depths_when_the_broker_is_down(client, staff, settings
 def test_it_counts_waiting_messages_in_redis_queues(client, staff, settings):
     import redis
 
-    base = os.environ.get("GAGAR_TEST_REDIS_URL", "redis://127.0.0.1:6379/15").rsplit("/", 1)[0]
-    url = f"{base}/11"
+    url = redis_url(2)
     settings.CELERY_BROKER_URL = url
     r = redis.Redis.from_url(url)
     keys = ["grading", "grading\x06\x163", "default"]
