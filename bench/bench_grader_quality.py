@@ -52,6 +52,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from grading.diffs import parse_patch  # noqa: E402
 from grading.grader.analysis.catalogue import FEATURES, GROUPS  # noqa: E402
 from grading.grader.analysis.devset import Task, load  # noqa: E402
 from grading.grader.analysis.engine import analyse_group  # noqa: E402
@@ -66,7 +67,6 @@ from grading.grader.analysis.fit_default import SETTINGS, samples  # noqa: E402
 from grading.grader.analysis.model import load_default_fit  # noqa: E402
 from grading.grader.heuristic_rules import extract, literals, score_group  # noqa: E402
 from grading.grader.inputs import Rubric  # noqa: E402
-from grading.grader.patchinfo import parse_patch  # noqa: E402
 from review.analysis_fit import ratings  # noqa: E402
 from review.stats.gate import (  # noqa: E402
     Ratings,
@@ -89,7 +89,7 @@ def heuristic(tasks: list[Task]) -> Preds:
             p for n in t.test_names for p in re.findall(r"\[([^\]]+)\]", n)
         }
         paths = {n.split("::", 1)[0] for n in t.test_names if n.split("::", 1)[0].endswith(".py")}
-        paths |= {ln[6:].strip() for ln in t.test_patch.splitlines() if ln.startswith("+++ b/")}
+        paths |= {f.new_path for f in parse_patch(t.test_patch) if f.new_path}
         keys = sorted(t.patches)
         alias = {k: _alias(i) for i, k in enumerate(keys)}
         feats = {

@@ -19,7 +19,7 @@ from typing import IO, Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from grading.domain.patches import PatchParseError, parse_patch
+from grading.domain.patches import PatchParseError, patch_stats
 from grading.domain.records import (
     AttemptRecord,
     GroupRecord,
@@ -214,7 +214,7 @@ class BundleReader:
             return None
         data = value if isinstance(value, bytes) else value.encode("utf-8", "surrogatepass")
         try:
-            stats = parse_patch(data)
+            stats = patch_stats(data)
         except PatchParseError as exc:
             raise self._fail(line, field, f"not a unified diff unidiff can read: {exc}") from exc
         problem = patch_names_problem(stats)

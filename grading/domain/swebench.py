@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grading.domain.jsonfiles import JsonReader, JsonRow
-from grading.domain.patches import PatchParseError, parse_patch
+from grading.domain.patches import PatchParseError, patch_stats
 from grading.domain.records import (
     AttemptRecord,
     GroupRecord,
@@ -110,7 +110,7 @@ def _patch(row: JsonRow, key: str) -> PatchRecord | None:
         raise _fail(row, f".{key}", "must be a string")
     data = text.encode("utf-8", "surrogatepass")
     try:
-        stats = parse_patch(data)
+        stats = patch_stats(data)
     except PatchParseError as exc:
         raise _fail(row, f".{key}", f"not a unified diff unidiff can read: {exc}") from exc
     problem = patch_names_problem(stats)

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from grading.diffs import parse_patch
 from grading.grader.backends.base import CallOptions, Completion, Message, ToolCall, ToolSpec
 from grading.grader.heuristic_rules import Features, extract, literals, score_group
 from grading.grader.inputs import Rubric
-from grading.grader.patchinfo import parse_patch
 from grading.grader.protocol import SUBMISSION_TOOLS, verdict_to_turns
 
 _BLOCK = re.compile(r'<untrusted source="([^"]*)">\n(.*?)\n</untrusted>', re.DOTALL)
@@ -174,7 +174,7 @@ class HeuristicBackend:
         # The maintainers' fix says which files the problem lives in: a candidate touching
         # them is not spreading beyond the task, whatever the other candidates did.
         reference = [c for n, _, c in st.results if n == "view_reference_patch"]
-        reference_files = frozenset(parse_patch(_diff_text(reference)).files) if reference else None
+        reference_files = frozenset(parse_patch(_diff_text(reference)).paths) if reference else None
         return score_group(feats, self.rubric, reference_files=reference_files)
 
 
@@ -188,5 +188,5 @@ def _test_files(user_text: str) -> set[str]:
                 if path.endswith(".py"):
                     paths.add(path)
     for block in _blocks(user_text, "test patch"):
-        paths |= {ln[6:].strip() for ln in block.split("\n") if ln.startswith("+++ b/")}
+        paths |= {f.new_path for f in parse_patch(block) if f.new_path}
     return {p for p in paths if p and ".." not in p and not p.startswith("/")}

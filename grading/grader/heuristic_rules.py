@@ -13,12 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from grading.diffs import FileDiff, Patch, is_test_path
 from grading.grader.inputs import CRITERIA, Rubric
-from grading.grader.patchinfo import FileDiff, PatchIndex
 
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_tests?\.py$|(^|/)conftest\.py$|\.(spec|test)\.[jt]sx?$"
-)
 # New throwaway scripts: reproduce.py, bug_reproduction.py, debug_sizes.py, scratch.py …
 _REPRO_NAME = re.compile(
     r"(^|[_-])(repro|reproduce|reproduction|debug|scratch|tmp)([_.-]|$)", re.IGNORECASE
@@ -33,10 +30,6 @@ _SPECIAL_CASE = [
 _ANY_LIT = re.compile(_LIT)
 _LOOP_OR_DEBUG = re.compile(r"^\s*(for\b|print\(|console\.log\()")
 _TRIVIAL_NUMBERS = {"-1", "0", "1", "2"}
-
-
-def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
 
 
 def literals(text: str) -> set[str]:
@@ -60,7 +53,7 @@ def _normal(lit: str) -> str | None:
 class Features:
     alias: str
     passed: bool
-    patch: PatchIndex
+    patch: Patch
     events: int = 0
     error_events: list[int] = field(default_factory=list)
     core_files: list[str] = field(default_factory=list)  # not tests, not reproduction scripts
@@ -74,7 +67,7 @@ class Features:
 def extract(
     alias: str,
     passed: bool,
-    patch: PatchIndex,
+    patch: Patch,
     *,
     events: int,
     error_events: Iterable[int],
@@ -82,9 +75,9 @@ def extract(
     test_paths: set[str],
 ) -> Features:
     f = Features(alias, passed, patch, events=events, error_events=sorted(error_events))
-    for path, fd in sorted(patch.files.items()):
+    for path, fd in sorted(patch.by_path.items()):
         base_name = path.rsplit("/", 1)[-1]
-        official = path in test_paths or (fd.source_path or "") in test_paths
+        official = path in test_paths or (fd.old_path or "") in test_paths
         # Adding new tests (even to the official test files) is fine; changing or deleting
         # existing test lines is not.
         if (official or is_test_path(path)) and not fd.is_new and fd.removed:
@@ -148,7 +141,7 @@ class _Evidence:
             (start, end), side = _run(fd.added), "post"
         else:
             (start, end), side = _run(fd.removed), "pre"
-        path = fd.path if side == "post" else (fd.source_path or fd.path)
+        path = fd.path if side == "post" else (fd.old_path or fd.path)
         return self.add(
             {
                 "type": "code",
@@ -225,7 +218,7 @@ def _score_one(
     why: dict[str, list[str]] = {c: [] for c in CRITERIA}
     cite: dict[str, list[str]] = {c: [] for c in CRITERIA}
     issues: list[dict[str, Any]] = []
-    files = f.patch.files
+    files = f.patch.by_path
     biggest = max(
         (files[p] for p in f.core_files), key=lambda d: len(d.added) + len(d.removed), default=None
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from grading.grader.inputs import CRITERIA, Budget, GroupInput, Rubric
-from grading.grader.render import untrusted
+from grading.grader.tool_output import untrusted
 
 CURRENT = "v2"
 SUPERSEDED = {"v1": CURRENT}
@@ -92,8 +92,9 @@ Set the fields other types use to null. Evidence that does not resolve is reject
 1. Read the task, the tests that decide it and the reference solution if one is given.
 2. list_candidates, then skim every candidate's diff. Read trajectories and test output where the
    diff alone does not tell you why the candidate did what it did.
-3. Compare candidates side by side where they differ (compare_diffs, read_file on both trees,
-   run_check): the differences decide the ranking.
+3. Compare candidates side by side where they differ (compare_candidates shows what one does
+   that the other does not; then read_file on both trees, run_check): the differences decide
+   the ranking.
 4. Use failing candidates as routes already tried: an approach that failed elsewhere is a reason
    to look harder at a passing candidate that took it.
 5. Grade: one grade_candidate call per passing candidate (a few per turn is fine). Each is checked

@@ -1,7 +1,7 @@
 """The grader's read-only tools over one group, with a log of every call.
 
 Every piece of content that came from a candidate, the task or the tests is wrapped by
-`render.untrusted`; the text outside the wrapper is ours. Output is capped per call.
+`tool_output.untrusted`; the text outside the wrapper is ours. Output is capped per call.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from grading.grader import render
+from grading.diffs import Patch, compare_patches, parse_patch
+from grading.grader import tool_output as render
 from grading.grader.inputs import CandidateInput, Event, GroupInput
-from grading.grader.patchinfo import PatchIndex, parse_patch
 from grading.grader.protocol import SUBMISSION_TOOLS
 from grading.grader.sandbox.base import Limits, Sandbox, SandboxError
 from grading.grader.toolspecs import tool_specs
@@ -80,9 +80,7 @@ class Toolbox:
     redact_event: Callable[[Event], Event] | None = None
 
     def __post_init__(self) -> None:
-        self.diffs: dict[str, PatchIndex] = {
-            a: parse_patch(c.patch) for a, c in self.candidates.items()
-        }
+        self.diffs: dict[str, Patch] = {a: parse_patch(c.patch) for a, c in self.candidates.items()}
         self._validators = {
             s.name: Draft202012Validator(s.parameters)
             for s in tool_specs(with_sandbox=self.sandbox is not None, sandbox=self.sandbox)
@@ -148,12 +146,13 @@ class Toolbox:
             apply = self.workspace.apply_errors.get(alias) if self.workspace else None
             lines.append(
                 f"{alias}: {'passed' if cand.passed else 'failed'}, status={cand.status}, "
-                f"files={len(d.files)}, +{d.added}/-{d.removed}, hunks={d.hunks}, "
+                f"files={len(d.files)}, +{d.lines_added}/-{d.lines_removed}, "
+                f"hunks={d.hunk_count}, "
                 f"turns={cand.num_turns if cand.num_turns is not None else '?'}, "
                 f"tokens={cand.tokens if cand.tokens is not None else '?'}, "
                 f"events={cand.event_count()}" + (", patch does not apply" if apply else "")
             )
-            files.append(f"{alias}: " + ", ".join(d.files))
+            files.append(f"{alias}: " + ", ".join(d.paths))
         return "\n".join(lines) + "\n" + self._wrap("files touched", "\n".join(files))
 
     def _lines(self, source: str, items: list[str], first: int, total: int, unit: str) -> str:
@@ -224,14 +223,15 @@ class Toolbox:
     def _t_view_diff(
         self, *, candidate: str, file: str | None = None, start: int = 1, entry: ToolLogEntry
     ) -> str:
-        patch = self._cand(candidate).patch
+        self._cand(candidate)
+        patch, one = self.diffs[candidate], None
         if file is not None:
-            chunks = render.split_file_diffs(patch)
-            if file not in chunks:
+            one = patch.find(file)
+            if one is None:
                 raise ToolError(f"candidate {candidate}'s diff does not touch {file!r}")
-            patch = chunks[file]
         head = f"diff of candidate {candidate} (columns: pre line, post line | diff line)"
-        return self._paged_diff(head, f"candidate {candidate} diff", patch, start)
+        lines = render.diff_with_gutter(patch, one)
+        return self._paged_diff(head, f"candidate {candidate} diff", lines, start)
 
     def _t_view_reference_patch(self, *, start: int = 1, entry: ToolLogEntry) -> str:
         patch = self.group.task.reference_patch
@@ -241,10 +241,10 @@ class Toolbox:
             "reference solution: the maintainers' fix for this task. Reference material, not a "
             "candidate (columns: pre line, post line | diff line)"
         )
-        return self._paged_diff(head, render.REFERENCE_SOURCE, patch, start)
+        lines = render.diff_with_gutter(parse_patch(patch))
+        return self._paged_diff(head, render.REFERENCE_SOURCE, lines, start)
 
-    def _paged_diff(self, head: str, source: str, patch: str, start: int) -> str:
-        lines = render.diff_with_gutter(patch)
+    def _paged_diff(self, head: str, source: str, lines: list[str], start: int) -> str:
         shown: list[str] = []
         size = 0
         for line in lines[start - 1 :]:
@@ -263,21 +263,60 @@ class Toolbox:
 
     def _t_compare_diffs(self, *, a: str, b: str, entry: ToolLogEntry) -> str:
         self._cand(a), self._cand(b)
-        da, db = self.diffs[a], self.diffs[b]
-        ca, cb = (
-            render.split_file_diffs(self.candidates[a].patch),
-            render.split_file_diffs(self.candidates[b].patch),
-        )
         rows = []
-        for path in sorted(set(da.files) | set(db.files)):
-            fa, fb = da.files.get(path), db.files.get(path)
-            sa = f"+{len(fa.added)}/-{len(fa.removed)}" if fa else "-"
-            sb = f"+{len(fb.added)}/-{len(fb.removed)}" if fb else "-"
-            same = " identical" if fa and fb and ca.get(path) == cb.get(path) else ""
-            rows.append(f"{path}: {a} {sa} | {b} {sb}{same}")
+        for fc in sorted(compare_patches(self.diffs[a], self.diffs[b]), key=lambda c: c.path):
+            fa, fb = fc.a, fc.b
+            sa = f"+{fa.lines_added}/-{fa.lines_removed}" if fa else "-"
+            sb = f"+{fb.lines_added}/-{fb.lines_removed}" if fb else "-"
+            rows.append(f"{fc.path}: {a} {sa} | {b} {sb}{' identical' if fc.identical else ''}")
         return f"compare {a} vs {b} (per file: added/removed lines)\n" + self._wrap(
             f"candidates {a} and {b} file list", "\n".join(rows)
         )
+
+    def _t_compare_candidates(
+        self, *, a: str, b: str, file: str | None = None, start: int = 1, entry: ToolLogEntry
+    ) -> str:
+        self._cand(a), self._cand(b)
+        if a == b:
+            raise ToolError("name two different candidates")
+        files = compare_patches(self.diffs[a], self.diffs[b])
+        if file is not None:
+            files = [
+                fc for fc in files
+                if file == fc.path or file in {f.old_path for f in (fc.a, fc.b) if f is not None}
+            ]  # fmt: skip
+            if not files:
+                raise ToolError(f"neither {a} nor {b} changes {file!r}")
+        rows = render.comparison_rows(files, a, b)
+        if not rows:
+            return f"compare {a} vs {b}: neither changes any file."
+        if start > len(rows):
+            raise ToolError(f"start={start} is past the last row ({len(rows)})")
+        n = render.fit([r for _, r in rows[start - 1 :]], self.output_cap)
+        last = start + n - 1
+        first_path, first_row = rows[start - 1]
+        same = sum(fc.identical for fc in files)
+        head = (
+            f"compare {a} vs {b}: {len(files)} files, {same} changed the same way by both; "
+            f"rows {start}-{last} of {len(rows)}. Per file, the changed lines only one of them "
+            "makes (-: removes that base line, +: adds a line before it; a candidate's lines "
+            "are its post-patch line numbers, usable as post-side evidence)."
+        )
+        if not first_row.startswith("== "):
+            head += " The page starts inside a file; its path is the first line below."
+        body = render.untrusted(
+            f"candidates {a} and {b} compared",
+            "\n".join(
+                ([f"(continuing {first_path})"] if not first_row.startswith("== ") else [])
+                + [render.clip_line(r, self.output_cap) for _, r in rows[start - 1 : last]]
+            ),
+        )
+        if last < len(rows):
+            body += (
+                f"\n[truncated: rows {start}-{last} of {len(rows)}; "
+                f"call again with start={last + 1}]"
+            )
+        return head + "\n" + body
 
     def _redacted(self, event: Event) -> Event:
         """The one place trajectory events pass before the grader sees or searches them."""

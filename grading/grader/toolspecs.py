@@ -76,8 +76,19 @@ _SPECS = [
         "files marked).",
         _obj(["a", "b"], a=_ALIAS, b=_ALIAS),
     ),
-    # Slot for `compare_candidates` (what one candidate's post-patch files do that the other's
-    # do not), to be built on the shared candidate-compare function of the one-home issue.
+    ToolSpec(
+        "compare_candidates",
+        "Compare two candidates side by side: per file, the changed lines only one of them makes "
+        "(placed on the base file's line numbers, with each candidate's own post-patch line "
+        "numbers) and how many both make; optionally one file; page with start.",
+        _obj(
+            ["a", "b"],
+            a=_ALIAS,
+            b=_ALIAS,
+            file={"type": "string"},
+            start={"type": "integer", "minimum": 1},
+        ),
+    ),
     ToolSpec(
         "view_trajectory",
         "Show events of a candidate's trajectory (at most 50 per call); the header gives the "

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from grading.diffs import Patch
 from grading.grader.inputs import CRITERIA, Rubric
-from grading.grader.patchinfo import PatchIndex
 from grading.grader.workspace import BASE
 
 _EPS = 1e-9
@@ -41,7 +41,7 @@ class VerdictContext:
     aliases: Sequence[str]
     passing: frozenset[str]
     rubric: Rubric
-    diffs: Mapping[str, PatchIndex]
+    diffs: Mapping[str, Patch]
     trajectory_lengths: Mapping[str, int]
     executions: Sequence[ExecutionRecord] = ()
     # (tree name, path) -> number of lines, None if the file is absent; None when no trees exist.
@@ -217,8 +217,8 @@ def _resolve_code(ev: Mapping[str, Any], ctx: VerdictContext) -> str | None:
     tree = BASE if cand == BASE or side == "pre" else cand
     if cand != BASE and side == "pre":
         fd = ctx.diffs[cand].find(path)
-        if fd is not None and fd.source_path:
-            path = fd.source_path
+        if fd is not None and fd.old_path:
+            path = fd.old_path
     count = ctx.line_count(tree, path) if ctx.line_count is not None else None
     if count is None:
         return f"lines {start}-{end} ({side}) are not in {cand}'s diff of {path} nor in its tree"

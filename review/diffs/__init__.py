@@ -1,19 +1,21 @@
 """Side-by-side diff rendering, pure Python (no Django, Celery or ORM).
 
-Pipeline, after Review Board's diffviewer: `parse` splits a unified diff into files and hunks,
-`layout` turns a file into old/new line sequences and side-by-side rows, `highlight` lexes each
-side once with Pygments and splits it into per-line HTML (with intra-line change marks),
-and `html` folds long unchanged runs and writes the table. `render` holds the entry points;
-`signatures` fingerprints hunks to compare candidates.
+Pipeline, after Review Board's diffviewer: `grading.diffs` (the project's one parser) splits a
+unified diff into files and hunks, `layout` turns a file into old/new line sequences and
+side-by-side rows, `highlight` lexes each side once with Pygments and splits it into per-line
+HTML (with intra-line change marks), and `html` folds long unchanged runs and writes the table.
+`render` holds the entry points; `signatures` fingerprints hunks to compare candidates.
 """
 
-from review.diffs.parse import ChangeKind, FileDiff, Hunk, Line, decode_diff, parse_patch
+from grading.diffs import ChangeKind, FileDiff, Hunk, Line, decode_diff, parse_patch
 from review.diffs.render import (
     RENDERER_VERSION,
+    CompareRow,
     RenderedFile,
     RenderOptions,
     cache_key,
     compare_files,
+    compare_rows,
     file_id_for,
     render_file,
     render_patch,
@@ -23,6 +25,7 @@ from review.diffs.signatures import HunkSignature, hunk_signatures, shared_chang
 __all__ = [
     "RENDERER_VERSION",
     "ChangeKind",
+    "CompareRow",
     "FileDiff",
     "Hunk",
     "HunkSignature",
@@ -31,6 +34,7 @@ __all__ = [
     "RenderedFile",
     "cache_key",
     "compare_files",
+    "compare_rows",
     "decode_diff",
     "file_id_for",
     "hunk_signatures",

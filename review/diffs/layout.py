@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from review.diffs.parse import FileDiff, Hunk, Line
+from grading.diffs import FileDiff, Hunk, Line
 
 RowKind = Literal["equal", "replace", "delete", "insert"]
 ChunkKind = Literal["equal", "change", "collapsed", "gap"]

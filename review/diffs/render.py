@@ -7,7 +7,16 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
+from typing import Literal
 
+from grading.diffs import (
+    ChangeKind,
+    FileComparison,
+    FileDiff,
+    compare_patches,
+    decode_diff,
+    parse_patch,
+)
 from review.diffs.highlight import (
     display_text,
     highlighted_lines,
@@ -24,10 +33,12 @@ from review.diffs.layout import (
     rows_from_full,
     rows_from_hunks,
 )
-from review.diffs.parse import ChangeKind, FileDiff, decode_diff, parse_patch
 
 # Bump whenever the HTML for the same input and options changes, so cached fragments expire.
 RENDERER_VERSION = "1"
+
+# The page labels a binary file as such, whatever happened to it.
+ShownKind = ChangeKind | Literal["binary"]
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
@@ -49,7 +60,7 @@ class RenderedFile:
     path: str
     old_path: str | None
     new_path: str | None
-    change: ChangeKind
+    change: ShownKind
     added: int
     removed: int
     html: str
@@ -84,7 +95,7 @@ def _title(file: FileDiff) -> str:
 
 
 def _message(file: FileDiff) -> str:
-    if file.binary:
+    if file.is_binary:
         return "Binary file not shown."
     if file.hunks:
         return ""
@@ -138,7 +149,7 @@ def render_file(
     if old_text is not None and file.hunks and file.change != "added":
         built = rows_from_full(file, decode_diff(old_text))
     sides, items = built if built is not None else rows_from_hunks(file)
-    if file.binary:
+    if file.is_binary:
         sides, items = Sides(), []
     pages = paginate(items, opts.page_size)
     if not 1 <= page <= len(pages):
@@ -173,9 +184,9 @@ def render_file(
         path=file.path,
         old_path=file.old_path,
         new_path=file.new_path,
-        change=file.change,
-        added=file.added,
-        removed=file.removed,
+        change="binary" if file.is_binary else file.change,
+        added=file.lines_added,
+        removed=file.lines_removed,
         html=html,
         pages=len(pages),
         highlighted=highlighted,
@@ -202,6 +213,46 @@ def render_patch(
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class CompareRow:
+    """One file of compare mode: both candidates' renderings and what differs between them."""
+
+    path: str
+    a: RenderedFile | None
+    b: RenderedFile | None
+    diff: FileComparison
+
+    @property
+    def summary(self) -> str:
+        d = self.diff
+        if self.a is None or self.b is None:
+            return ""
+        if d.identical:
+            return "Both candidates make the same change here."
+        if d.binary_same is not None:
+            return "Binary file, changed differently."
+        return (
+            f"{d.count('shared')} changed lines shared, {d.count('only_a')} only on the left, "
+            f"{d.count('only_b')} only on the right."
+        )
+
+
+def compare_rows(
+    diff_a: str | bytes,
+    diff_b: str | bytes,
+    rendered_a: list[RenderedFile],
+    rendered_b: list[RenderedFile],
+) -> list[CompareRow]:
+    """Align two candidates' rendered files with the shared compare (`grading.diffs`): a's
+    files first in a's order, then files only b touched."""
+    a = {f.path: f for f in rendered_a}
+    b = {f.path: f for f in rendered_b}
+    return [
+        CompareRow(fc.path, a.get(fc.path), b.get(fc.path), fc)
+        for fc in compare_patches(parse_patch(diff_a), parse_patch(diff_b))
+    ]
+
+
 def compare_files(
     diff_a: str | bytes,
     diff_b: str | bytes,
@@ -209,8 +260,11 @@ def compare_files(
     old_files: Mapping[str, str | bytes] | None = None,
     options: RenderOptions | None = None,
 ) -> list[tuple[str, RenderedFile | None, RenderedFile | None]]:
-    """Align two candidates' files by path (a's order first, then files only b touched)."""
-    a = {f.path: f for f in render_patch(diff_a, old_files=old_files, options=options)}
-    b = {f.path: f for f in render_patch(diff_b, old_files=old_files, options=options)}
-    paths = list(a) + [p for p in b if p not in a]
-    return [(p, a.get(p), b.get(p)) for p in paths]
+    """Render and align two candidates' files (path, a's rendering, b's rendering)."""
+    rows = compare_rows(
+        diff_a,
+        diff_b,
+        render_patch(diff_a, old_files=old_files, options=options),
+        render_patch(diff_b, old_files=old_files, options=options),
+    )
+    return [(r.path, r.a, r.b) for r in rows]

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from review.diffs.parse import Hunk, parse_patch
+from grading.diffs import Hunk, parse_patch
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from review.content import assignment_redactor, rendered_diffs, rendered_file_page, trajectory_slice
+from review.diffs import compare_rows
 from review.models import Assignment, Campaign
 from review.models.labels import TIER_TYPICAL_SCORES
 from review.presenters import review_page
@@ -98,10 +99,13 @@ def compare(request: HttpRequest, assignment_id: int) -> HttpResponse:
         redactor=redactor,
         task=assignment.group.task,
     )
-    files_a = {f.path: f for f in diffs[a.token]}
-    files_b = {f.path: f for f in diffs[b.token]}
-    paths = list(files_a) + [p for p in files_b if p not in files_a]
-    rows = [(p, files_a.get(p), files_b.get(p)) for p in paths]
+    # Aligned and compared on the same redacted text the reviewer is shown.
+    rows = compare_rows(
+        redactor(a.attempt.patch.text) if a.attempt.patch else "",
+        redactor(b.attempt.patch.text) if b.attempt.patch else "",
+        diffs[a.token],
+        diffs[b.token],
+    )
     return render(
         request,
         "review/compare.html",

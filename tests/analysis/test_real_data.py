@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from grading.diffs import parse_patch
 from grading.grader.analysis.devset import DevsetError, load
 from grading.grader.analysis.engine import analyse_group
 from grading.grader.analysis.fit_default import make_fit
@@ -12,7 +13,6 @@ from grading.grader.analysis.inputs import AnalysisInput, CandidatePatch
 from grading.grader.analysis.model import load_default_fit
 from grading.grader.analysis.verdict import to_verdict
 from grading.grader.inputs import Rubric
-from grading.grader.patchinfo import parse_patch
 from grading.grader.verdict import schema_errors
 from grading.grader.verdict_check import VerdictContext, check_verdict
 from review.analysis_fit import held_out_figures

@@ -1,10 +1,10 @@
+from grading.diffs import parse_patch as parse
 from grading.grader.analysis.analysers import (
     new_findings,
     pyflakes_findings,
     style_findings,
     vulture_findings,
 )
-from grading.grader.analysis.diff import parse
 from grading.grader.analysis.scopes import ScopeIndex, enclosing_spans, scopes_overlap
 from grading.grader.analysis.views import FileView, base_view, post_view, synthesize
 from tests.analysis.helpers import diff

@@ -3,7 +3,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grading.grader.analysis.diff import parse
+from grading.diffs import parse_patch as parse
 from grading.grader.analysis.views import FileView, base_view, post_view, synthesize
 from tests.analysis.helpers import diff
 
@@ -29,7 +29,7 @@ def _edit(text: str, rng: random.Random) -> str:
 def test_it_never_raises_on_text_that_is_not_a_diff() -> None:
     for text in ("", "hello\n", "@@ -1 +1 @@\n-x\n", "--- a\n+++ b\n@@ garbage @@\n"):
         patch = parse(text)
-        assert patch.files == () or patch.error is None
+        assert patch.files == () or not patch.problems
 
 
 def test_it_sees_the_same_change_in_a_leading_newline_and_another_index_line() -> None:
@@ -77,8 +77,8 @@ def test_every_reviewed_file_of_the_real_data_synthesizes(shared_data) -> None:
         patches = [parse(task.reference_patch), *map(parse, task.patches.values())]
         files = [f for p in patches for f in p.files]
         for fp in files:
-            if fp.path.endswith(".py") and fp.source_path:
-                base = base_view(fp.source_path, files, None)
+            if fp.path.endswith(".py") and fp.old_path:
+                base = base_view(fp.old_path, files, None)
                 assert base is not None
                 assert synthesize(base).tree is not None, (task.instance_id, fp.path)
                 assert synthesize(post_view(base, fp)).tree is not None, (task.instance_id, fp.path)

@@ -2,31 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 import unidiff
 
 from review.diffs import parse_patch, render_file, render_patch
+from tests.diffs._data import swebench_patches
 from tests.diffs._html import Element, parse
 
-GROUPS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "swebench-groups"
-GROUPS_FILE = GROUPS / "groups.jsonl"
-
-
-def _patches() -> list[tuple[str, str]]:
-    if not GROUPS_FILE.exists():
-        return []
-    out = []
-    for line in GROUPS_FILE.read_text(encoding="utf-8").splitlines():
-        group = json.loads(line)
-        for n, cand in enumerate(group["candidates"]):
-            out.append((f"{group['instance_id']}#{n}", cand["patch"]))
-    return out
-
-
-PATCHES = _patches()
+PATCHES = swebench_patches()
 
 
 def _is(cell: Element, side: str, cls: str) -> bool:

@@ -4,7 +4,8 @@ a labelled tool, an input of the offline grader, never a candidate."""
 from dataclasses import replace
 from typing import Any
 
-from grading.grader import prompts, render
+from grading.grader import prompts
+from grading.grader import tool_output as render
 from grading.grader.heuristic import HeuristicBackend
 from grading.grader.inputs import Budget, GroupInput
 from grading.grader.loop import run_grader

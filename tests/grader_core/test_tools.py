@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from grading.grader import render
+from grading.diffs import compare_patches
+from grading.grader import tool_output as render
 from grading.grader.inputs import CandidateInput
 from grading.grader.tools import Toolbox, assign_aliases
 from grading.grader.workspace import Workspace
@@ -210,3 +211,96 @@ def test_every_trajectory_event_passes_the_redaction_hook(fx: Fixture) -> None:
     assert "secret-model-7" not in shown and "[model]" in shown
     found = box.call("search_trajectory", {"candidate": "A", "query": "secret-model"}).content
     assert found.startswith("0 matching events")
+
+
+PLAIN_TWO_FILES = (
+    "--- a/one.py\n+++ b/one.py\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n"
+    "--- a/two.py\n+++ b/two.py\n@@ -4 +4 @@\n-x\n+y\n"
+)
+
+
+def test_view_diff_of_one_file_of_a_plain_diff_shows_only_that_file(fx: Fixture) -> None:
+    """The old splitter cut only at "diff --git", so one file of a plain `diff -u` patch came
+    with every other file; the parser's file spans cut at every file header."""
+    box = Toolbox(fx.group(repo=False), {"A": CandidateInput("p", PLAIN_TWO_FILES, True)})
+    out = box.call("view_diff", {"candidate": "A", "file": "two.py"}).content
+    assert "    4     4 |" not in out  # no context line numbered on both sides
+    assert "    4       |-x" in out and "          4 |+y" in out
+    assert "one.py" not in out and "new" not in out
+    whole = box.call("view_diff", {"candidate": "A"}).content
+    assert "    2       |-old" in whole and "    4       |-x" in whole
+
+
+def test_a_truncated_patch_still_shows_the_lines_it_has(fx: Fixture) -> None:
+    """The grader's unidiff index dropped every file of a patch unidiff refused; the reviewer's
+    page showed them. Both now read the files up to the cut."""
+    cut = "--- a/one.py\n+++ b/one.py\n@@ -1,5 +1,5 @@\n keep\n-old\n+new\n"
+    box = Toolbox(fx.group(repo=False), {"A": CandidateInput("p", cut, True)})
+    out = box.call("list_candidates", {}).content
+    assert "A: passed, status=valid, files=1, +1/-1" in out
+    assert box.diffs["A"].find("one.py").has_lines("post", 2, 2)  # type: ignore[union-attr]
+
+
+def _untrusted_body(out: str) -> list[str]:
+    body = out.split('compared">\n', 1)[1].split("\n</untrusted>", 1)[0]
+    return body.split("\n")
+
+
+def test_compare_candidates_pages_through_every_row_once(fx: Fixture) -> None:
+    """Every row of the shared compare's rendering is shown exactly once across the pages, and
+    each page says exactly which rows it holds and where to continue."""
+
+    a = "".join(
+        f"--- a/f{i}.py\n+++ b/f{i}.py\n@@ -1,2 +1,3 @@\n x\n+a{i} = {i}\n y\n" for i in range(40)
+    )
+    b = "".join(
+        f"--- a/f{i}.py\n+++ b/f{i}.py\n@@ -1,2 +1,3 @@\n x\n+b{i} = {i}\n y\n" for i in range(40)
+    )
+    cands = {"A": CandidateInput("a", a, True), "B": CandidateInput("b", b, True)}
+    box = Toolbox(fx.group(repo=False), cands, output_cap=600)
+    expected = render.comparison_rows(compare_patches(box.diffs["A"], box.diffs["B"]), "A", "B")
+    seen: list[str] = []
+    start, pages = 1, 0
+    while True:
+        out = box.call("compare_candidates", {"a": "A", "b": "B", "start": start}).content
+        pages += 1
+        head = out.split("\n", 1)[0]
+        body = _untrusted_body(out)
+        if body[0].startswith("(continuing "):
+            assert "The page starts inside a file" in head
+            body = body[1:]
+        last = start + len(body) - 1
+        assert f"rows {start}-{last} of {len(expected)}." in head
+        assert len("\n".join(body)) <= 600
+        seen += body
+        if last == len(expected):
+            assert "call again" not in out
+            break
+        assert out.endswith(
+            f"[truncated: rows {start}-{last} of {len(expected)}; call again with start={last + 1}]"
+        )
+        start = last + 1
+    assert seen == [r for _, r in expected] and pages > 3
+    assert "== f7.py: A +1/-0; B +1/-0; changed lines: 0 in both, 1 only in A, 1 only in B" in seen
+    assert seen[seen.index("only A at base line 2, A's line 2:") + 1] == "  +a0 = 0"
+
+
+def test_compare_candidates_one_file_and_refusals(box: Toolbox) -> None:
+    r, s = alias_of(box, "root"), alias_of(box, "sprawl")
+    out = box.call("compare_candidates", {"a": r, "b": s, "file": "calc/helpers.py"}).content
+    rows = _untrusted_body(out)
+    assert rows[0].startswith(f"== calc/helpers.py: only {s} changes it")
+    assert not any(row.startswith("== ") for row in rows[1:])
+    assert "calc/textutil.py" not in out
+    same = box.call("compare_candidates", {"a": r, "b": r})
+    assert same.is_error and "two different candidates" in same.content
+    none = box.call("compare_candidates", {"a": r, "b": s, "file": "nope.py"})
+    assert none.is_error and "neither" in none.content
+    past = box.call("compare_candidates", {"a": r, "b": s, "start": 999})
+    assert past.is_error and "past the last row" in past.content
+
+
+def test_compare_candidates_of_two_empty_patches(fx: Fixture) -> None:
+    cands = {"A": CandidateInput("a", "", False), "B": CandidateInput("b", "\n", False)}
+    out = Toolbox(fx.group(repo=False), cands).call("compare_candidates", {"a": "A", "b": "B"})
+    assert not out.is_error and "neither changes any file" in out.content

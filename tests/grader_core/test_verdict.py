@@ -3,8 +3,8 @@ from typing import Any
 
 import pytest
 
+from grading.diffs import parse_patch
 from grading.grader.inputs import CRITERIA, Rubric
-from grading.grader.patchinfo import parse_patch
 from grading.grader.verdict import finalize, map_aliases, schema_errors
 from grading.grader.verdict_check import ExecutionRecord, VerdictContext, check_verdict
 from tests.grader_core.fixtures import Fixture

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from grading.grader.render import numbered
+from grading.grader.tool_output import numbered
 from grading.models import GraderEvent, GraderRun, Group, Task
 from grading.sample.build import GROUP_FILE, build_repo
 

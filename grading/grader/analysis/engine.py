@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from grading.diffs import Patch
 from grading.grader.analysis.catalogue import BY_NAME, NAMES
-from grading.grader.analysis.diff import Patch
 from grading.grader.analysis.features import extract
 from grading.grader.analysis.group import GroupContext
 from grading.grader.analysis.inputs import AnalysisInput, CodeRef, Observation, runs
@@ -136,5 +136,5 @@ def _first_change(key: str, patch: Patch) -> CodeRef | None:
             return CodeRef(key, fp.path, start, end, "post")
         if fp.removed:
             (start, end), *_ = runs(sorted(fp.removed))
-            return CodeRef(key, fp.source_path or fp.path, start, end, "pre")
+            return CodeRef(key, fp.old_path or fp.path, start, end, "pre")
     return None

@@ -10,9 +10,9 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import partial
 
+from grading.diffs import FileDiff, Patch
 from grading.grader.analysis import analysers, pyfacts
 from grading.grader.analysis.catalogue import NAMES
-from grading.grader.analysis.diff import FilePatch, Patch
 from grading.grader.analysis.group import GroupContext
 from grading.grader.analysis.inputs import Evidence, Observation
 from grading.grader.analysis.locality import Footprint, footprint, locality, unchanged_pairs
@@ -71,8 +71,8 @@ def _candidate(
         if fp.path.endswith(".py") and not fp.is_deleted:
             pre, post, near = _python_file(ctx, fp, counts, ev)
             post_files.append((fp.path, post, near))
-            if pre is not None and fp.source_path:
-                pre_files.append((fp.source_path, pre))
+            if pre is not None and fp.old_path:
+                pre_files.append((fp.old_path, pre))
         _reformatting(fp, counts, ev)
     _dead_code(ctx, patch, pre_files, post_files, counts, ev)
     for name, count in counts.items():
@@ -89,16 +89,16 @@ def _candidate(
 
 
 def _python_file(
-    ctx: GroupContext, fp: FilePatch, counts: Counter[str], ev: Evidence
+    ctx: GroupContext, fp: FileDiff, counts: Counter[str], ev: Evidence
 ) -> tuple[Synthetic | None, Synthetic, Synthetic]:
     path = fp.path
     added = set(fp.added)
     _, touched = unchanged_pairs(fp)  # old lines re-indented: not new code
-    pre = ctx.base_syn(fp.source_path) if fp.source_path else None
+    pre = ctx.base_syn(fp.old_path) if fp.old_path else None
     post = ctx.post_syn(fp)
     near = ctx.post_near(fp)
     pre_or_empty = pre if pre is not None else Synthetic([], [], None, True)
-    limit = ctx.line_limit(fp.source_path or path) or 10**6
+    limit = ctx.line_limit(fp.old_path or path) or 10**6
 
     def new(
         found_post: Iterable[analysers.Finding], found_pre: Iterable[analysers.Finding]
@@ -176,7 +176,7 @@ def _syntax_for(
 
 
 def _surface(
-    fp: FilePatch, pre: Synthetic, post: Synthetic, counts: Counter[str], ev: Evidence
+    fp: FileDiff, pre: Synthetic, post: Synthetic, counts: Counter[str], ev: Evidence
 ) -> None:
     removed, added = set(fp.removed), set(fp.added)
     old_defs, new_defs = pyfacts.defs(pre, removed), pyfacts.defs(post, added)
@@ -195,16 +195,14 @@ def _surface(
             )
         elif name not in all_new:
             counts["signature_changed"] += 1
-            ev.cite(
-                "signature_changed", fp.source_path or fp.path, [line], "pre", f"removes {name}()"
-            )
+            ev.cite("signature_changed", fp.old_path or fp.path, [line], "pre", f"removes {name}()")
     still_called = pyfacts.self_calls(post, {n for n in post.real if n})
     for name, line in pyfacts.self_calls(pre, removed).items():
         if name not in still_called:
             counts["hook_call_removed"] += 1
             ev.cite(
                 "hook_call_removed",
-                fp.source_path or fp.path,
+                fp.old_path or fp.path,
                 [line],
                 "pre",
                 f"no longer calls self.{name}()",
@@ -227,18 +225,18 @@ def _words(post: Synthetic, added: set[int], path: str, counts: Counter[str], ev
             ev.cite("placeholder_text", path, [line], "post", repr(text[:80]))
 
 
-def _tests(ctx: GroupContext, fp: FilePatch, counts: Counter[str], ev: Evidence) -> None:
+def _tests(ctx: GroupContext, fp: FileDiff, counts: Counter[str], ev: Evidence) -> None:
     if fp.is_new:
         return  # new tests are welcome
     changed = [n for n, t in fp.removed.items() if t.strip()]
     if changed:
         counts["tests_modified"] += len(changed)
         ev.cite(
-            "tests_modified", fp.source_path or fp.path, changed, "pre", "edits existing test lines"
+            "tests_modified", fp.old_path or fp.path, changed, "pre", "edits existing test lines"
         )
     if not fp.path.endswith(".py"):
         return
-    pre = ctx.base_syn(fp.source_path or fp.path) or Synthetic([], [], None, True)
+    pre = ctx.base_syn(fp.old_path or fp.path) or Synthetic([], [], None, True)
     post = synthesize(ctx.post(fp))
     skips = [line for line, name in _names(post, set(fp.added)) if name in _SKIP_NAMES]
     lost = _assertions(pre, set(fp.removed)) - _assertions(post, set(fp.added))
@@ -246,7 +244,7 @@ def _tests(ctx: GroupContext, fp: FilePatch, counts: Counter[str], ev: Evidence)
         counts["tests_weakened"] += len(skips) + max(lost, 0)
         ev.cite("tests_weakened", fp.path, skips, "post", "skips or xfails tests")
         if lost > 0:
-            ev.cite("tests_weakened", fp.source_path or fp.path, sorted(fp.removed), "pre",
+            ev.cite("tests_weakened", fp.old_path or fp.path, sorted(fp.removed), "pre",
                     f"removes {lost} assertion(s)")  # fmt: skip
 
 
@@ -270,7 +268,7 @@ def _assertions(syn: Synthetic, lines: set[int]) -> int:
     return n
 
 
-def _reformatting(fp: FilePatch, counts: Counter[str], ev: Evidence) -> None:
+def _reformatting(fp: FileDiff, counts: Counter[str], ev: Evidence) -> None:
     """Added lines that equal a removed line of the same hunk once whitespace, a trailing comma
     and a trailing comment are ignored: the candidate touched a line without changing it."""
     _, touched = unchanged_pairs(fp)
@@ -303,14 +301,14 @@ def _dead_code(
     by_path = {fp.path: fp for fp in patch.files}
     for path, findings in post.items():
         fp = by_path[path]
-        before = pre.get(fp.source_path or "", [])
+        before = pre.get(fp.old_path or "", [])
         for f in analysers.new_findings(findings, before, fp.added):
             if f.code == "unreachable_code":
                 counts["dead_code"] += 1
                 ev.cite("dead_code", path, [f.line], "post", f.message)
     for path, post_syn, _ in post_files:
         fp = by_path[path]
-        pre_syn = next((s for p, s in pre_files if p == fp.source_path), None)
+        pre_syn = next((s for p, s in pre_files if p == fp.old_path), None)
         if pre_syn is None:
             continue
         was_unused, existed = pre_syn.cached("local_defs", partial(_local_defs, pre_syn))

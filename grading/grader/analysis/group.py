@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar, cast
 
+from grading.diffs import FileDiff, Patch, parse_patch
 from grading.grader.analysis import pyfacts
-from grading.grader.analysis.diff import FilePatch, Patch, parse
 from grading.grader.analysis.inputs import AnalysisInput
 from grading.grader.analysis.paths import (
     inferred_line_limit,
@@ -39,14 +39,14 @@ class GroupContext:
     _memo: dict[object, Any] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
-        self.patches = {c.key: parse(c.patch) for c in self.inp.candidates}
+        self.patches = {c.key: parse_patch(c.patch) for c in self.inp.candidates}
         ref = self.inp.reference_patch
-        self.reference = parse(ref) if ref and ref.strip() else None
+        self.reference = parse_patch(ref) if ref and ref.strip() else None
         if self.reference is not None and not self.reference.files:
             self.reference = None
 
     @cached_property
-    def _all_files(self) -> list[FilePatch]:
+    def _all_files(self) -> list[FileDiff]:
         pats = [*self.patches.values(), self.test_patch]
         if self.reference is not None:
             pats.append(self.reference)
@@ -54,7 +54,7 @@ class GroupContext:
 
     @cached_property
     def test_patch(self) -> Patch:
-        return parse(self.inp.test_patch) if self.inp.test_patch.strip() else Patch()
+        return parse_patch(self.inp.test_patch) if self.inp.test_patch.strip() else Patch()
 
     def base(self, path: str | None) -> FileView | None:
         if path is None:
@@ -77,13 +77,13 @@ class GroupContext:
             self._memo[key] = compute()
         return cast(T, self._memo[key])
 
-    def post(self, fp: FilePatch) -> FileView:
-        return self.cached(("post", id(fp)), lambda: post_view(self.base(fp.source_path), fp))
+    def post(self, fp: FileDiff) -> FileView:
+        return self.cached(("post", id(fp)), lambda: post_view(self.base(fp.old_path), fp))
 
-    def post_syn(self, fp: FilePatch) -> Synthetic:
+    def post_syn(self, fp: FileDiff) -> Synthetic:
         return self.cached(("post_syn", id(fp)), lambda: synthesize(self.post(fp)))
 
-    def post_near(self, fp: FilePatch) -> Synthetic:
+    def post_near(self, fp: FileDiff) -> Synthetic:
         """The post file near the added lines, for checks whose findings only count there
         (style, unreachable code, comments): a whole file is cut to the functions (or top-level
         statements) around its added lines, so a large module is not re-checked in full for
@@ -117,10 +117,10 @@ class GroupContext:
     def is_test(self, path: str) -> bool:
         return path in self.test_paths or is_test_path(path)
 
-    def is_junk(self, fp: FilePatch) -> bool:
+    def is_junk(self, fp: FileDiff) -> bool:
         return is_junk(fp.path, is_new=fp.is_new) and fp.path not in self.test_paths
 
-    def is_core(self, fp: FilePatch) -> bool:
+    def is_core(self, fp: FileDiff) -> bool:
         return not fp.is_binary and not self.is_test(fp.path) and not self.is_junk(fp)
 
     # What the tests and the repository say ------------------------------------------------

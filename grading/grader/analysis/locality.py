@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from grading.grader.analysis.diff import FilePatch, Patch
+from grading.diffs import FileDiff, Patch
 from grading.grader.analysis.group import GroupContext
 from grading.grader.analysis.inputs import Evidence, Side
 from grading.grader.analysis.scopes import ScopeIndex, scopes_overlap
@@ -50,14 +50,14 @@ def footprint(ctx: GroupContext, patch: Patch) -> Footprint:
         if not ctx.is_core(fp):
             continue
         python = fp.path.endswith(".py")
-        pre = ctx.pre_scopes(fp.source_path) if python and fp.source_path else None
+        pre = ctx.pre_scopes(fp.old_path) if python and fp.old_path else None
         post = ScopeIndex(ctx.post(fp), _whole_tree(ctx.post_syn(fp))) if python else None
         same_removed, same_added = unchanged_pairs(fp)
         for n, text in sorted(fp.removed.items()):
             if n in same_removed or not code_of(text):
                 continue
             scope = pre.scope(n) if pre is not None else "<file>"
-            fpr.places.setdefault((fp.source_path or fp.path, scope), []).append(("pre", n))
+            fpr.places.setdefault((fp.old_path or fp.path, scope), []).append(("pre", n))
             fpr.removed.append(f"{fp.path}\t{code_of(text)}")
         for n, text in sorted(fp.added.items()):
             if n in same_added or not code_of(text):
@@ -79,7 +79,7 @@ def code_of(text: str) -> str:
     return _norm(_strip_comment(text))
 
 
-def unchanged_pairs(fp: FilePatch) -> tuple[set[int], set[int]]:
+def unchanged_pairs(fp: FileDiff) -> tuple[set[int], set[int]]:
     """Removed and added lines (old, new numbers) of a hunk that are the same line re-indented,
     re-wrapped with a trailing comma or given a trailing comment."""
     old_lines: set[int] = set()
@@ -88,16 +88,16 @@ def unchanged_pairs(fp: FilePatch) -> tuple[set[int], set[int]]:
         removed: dict[str, list[int]] = {}
         texts = set()
         for ln in hunk.lines:
-            if ln.kind == "-" and ln.old is not None:
-                removed.setdefault(shape(ln.text), []).append(ln.old)
-                texts.add(ln.text)
+            if ln.kind == "-" and ln.old_no is not None:
+                removed.setdefault(shape(ln.content), []).append(ln.old_no)
+                texts.add(ln.content)
         for ln in hunk.lines:
-            if ln.kind != "+" or ln.new is None or ln.text in texts:
+            if ln.kind != "+" or ln.new_no is None or ln.content in texts:
                 continue
-            key = shape(ln.text)
+            key = shape(ln.content)
             if key and removed.get(key):
                 old_lines.add(removed[key].pop(0))
-                new_lines.add(ln.new)
+                new_lines.add(ln.new_no)
     return old_lines, new_lines
 
 

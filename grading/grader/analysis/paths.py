@@ -7,12 +7,11 @@ import re
 import tomllib
 from pathlib import PurePosixPath
 
-from grading.domain.patches import is_test_path
+from grading.diffs import in_test_dir, is_test_path
 from grading.grader.analysis.views import Reader
 
 __all__ = ["is_junk", "is_test_path", "line_limit", "min_python"]
 
-_TEST_DIR = re.compile(r"(^|/)(tests?|testing|spec|__tests__)/")
 _SCRATCH_NAME = re.compile(
     r"(^|[_.-])(repro|reproduce|reproduction|debug|scratch|tmp|temp|sandbox|demo|try)([_.-]|$)",
     re.IGNORECASE,
@@ -27,7 +26,7 @@ def is_junk(path: str, *, is_new: bool) -> bool:
     name = PurePosixPath(path).name
     if name.endswith(_BACKUP):
         return True
-    if not is_new or _TEST_DIR.search(path):
+    if not is_new or in_test_dir(path):
         return False
     if "/" not in path and name.endswith(_ROOT_SCRIPT) and name not in _ROOT_FILES:
         return True

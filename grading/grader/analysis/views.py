@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from grading.grader.analysis.diff import FilePatch
+from grading.diffs import FileDiff
 
 T = TypeVar("T")
 
@@ -46,7 +46,7 @@ def _indent(text: str) -> int:
     return len(text.expandtabs(8)) - len(text.expandtabs(8).lstrip())
 
 
-def base_view(path: str, patches: Iterable[FilePatch], read: Reader | None) -> FileView | None:
+def base_view(path: str, patches: Iterable[FileDiff], read: Reader | None) -> FileView | None:
     """The file at the base commit: whole from `read`, else pooled from the patches' hunks."""
     if read is not None:
         text = read(path)
@@ -54,19 +54,24 @@ def base_view(path: str, patches: Iterable[FilePatch], read: Reader | None) -> F
             return FileView({i: ln for i, ln in enumerate(text.splitlines(), 1)}, True)
     lines: dict[int, str] = {}
     for fp in patches:
-        if fp.source_path != path:
+        if fp.old_path != path:
             continue
         for h in fp.hunks:
             for ln in h.lines:
-                if ln.kind != "+" and ln.old is not None:
-                    lines.setdefault(ln.old, ln.text)
+                if ln.kind != "+" and ln.old_no is not None:
+                    lines.setdefault(ln.old_no, ln.content)
     return FileView(lines, False) if lines else None
 
 
-def post_view(base: FileView | None, fp: FilePatch) -> FileView:
+def post_view(base: FileView | None, fp: FileDiff) -> FileView:
     """The candidate's file after its patch (whole when the base is whole or the file is new)."""
     if fp.is_new or base is None:
-        own = {ln.new: ln.text for h in fp.hunks for ln in h.lines if ln.kind != "-" and ln.new}
+        own = {
+            ln.new_no: ln.content
+            for h in fp.hunks
+            for ln in h.lines
+            if ln.kind != "-" and ln.new_no
+        }
         return FileView(own, fp.is_new)
     if base.complete:
         applied = _apply(base, fp)
@@ -89,14 +94,14 @@ def post_view(base: FileView | None, fp: FilePatch) -> FileView:
             origin[n + delta] = n
     for h in hunks:
         for ln in h.lines:
-            if ln.kind != "-" and ln.new is not None:
-                lines[ln.new] = ln.text
-                if ln.old is not None:
-                    origin[ln.new] = ln.old
+            if ln.kind != "-" and ln.new_no is not None:
+                lines[ln.new_no] = ln.content
+                if ln.old_no is not None:
+                    origin[ln.new_no] = ln.old_no
     return FileView(lines, False, origin)
 
 
-def _apply(base: FileView, fp: FilePatch) -> FileView | None:
+def _apply(base: FileView, fp: FileDiff) -> FileView | None:
     """Apply the hunks to a whole file; None if a context or removed line does not match."""
     out: list[tuple[str, int | None]] = []
     cursor = 1
@@ -108,12 +113,12 @@ def _apply(base: FileView, fp: FilePatch) -> FileView | None:
         cursor = start
         for ln in h.lines:
             if ln.kind == "+":
-                out.append((ln.text, None))
+                out.append((ln.content, None))
                 continue
-            if base.lines.get(cursor) != ln.text:
+            if base.lines.get(cursor) != ln.content:
                 return None
             if ln.kind == " ":
-                out.append((ln.text, cursor))
+                out.append((ln.content, cursor))
             cursor += 1
     out += [(base.lines[n], n) for n in range(cursor, base.max_line() + 1)]
     lines = {i: text for i, (text, _) in enumerate(out, 1)}

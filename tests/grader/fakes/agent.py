@@ -1,7 +1,8 @@
 """A scripted grader agent that plays a model behind the fake provider servers.
 
 It reads the conversation the way a model would (only what the server received), explores every
-candidate (diff pages, test output, trajectory pages), then sends a known-good verdict in the
+candidate (diff pages, test output, trajectory pages; with `compare`, each candidate against the
+next one with compare_candidates, two pages each), then sends a known-good verdict in the
 incremental protocol, a few grades per turn. The first grade it sends is far too long, so the
 server cuts it at the output limit: the loop must notice and the agent then sends it again in a
 normal size. Calls answered "not run", "not a JSON object" or "cut" are simply sent again.
@@ -9,6 +10,7 @@ normal size. Calls answered "not run", "not a JSON object" or "cut" are simply s
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -53,6 +55,7 @@ class ScriptedAgent:
     per_turn: int = 4
     diff_pages: int = 2
     trajectory_pages: int = 2
+    compare: bool = False
     pad_first_grade_tokens: int = 12_000
     padded: bool = False
     turns: int = 0
@@ -101,6 +104,11 @@ class ScriptedAgent:
                 ("view_test_results", json.dumps({"candidate": a})),
                 ("view_trajectory", json.dumps({"candidate": a, "start": 0, "count": 50})),
             ]
+        if self.compare:
+            plan += [
+                ("compare_candidates", json.dumps({"a": a, "b": b}))
+                for a, b in itertools.pairwise(aliases)
+            ]
         for cid, name, args in made:
             body = answers.get(cid, "")
             try:
@@ -109,6 +117,10 @@ class ScriptedAgent:
                 continue
             a = parsed.get("candidate")
             first_page = int(parsed.get("start", 1 if name == "view_diff" else 0)) in (0, 1)
+            more_compare = name == "compare_candidates" and _NEXT_DIFF.search(body)
+            if first_page and more_compare:
+                nxt = {**parsed, "start": int(more_compare.group(1))}
+                plan.append((name, json.dumps(nxt)))
             more_diff = name == "view_diff" and self.diff_pages > 1 and _NEXT_DIFF.search(body)
             if first_page and more_diff:
                 plan.append((name, json.dumps({"candidate": a, "start": int(more_diff.group(1))})))

@@ -70,7 +70,7 @@ def _special_case(path: str) -> str:
 diff --git a/{path} b/{path}
 --- a/{path}
 +++ b/{path}
-@@ -5,3 +5,5 @@ def parse(text):
+@@ -5,2 +5,4 @@ def parse(text):
      text = text.strip()
 +    if text == "{LITERAL}":
 +        return _leap_fixed()

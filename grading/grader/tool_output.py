@@ -1,4 +1,5 @@
-"""Rendering of tool output: untrusted-content delimiters, size caps, line numbers, events."""
+"""How the grader's tools write their output: untrusted-content delimiters, size caps, line
+numbers and diff gutters, trajectory events."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from grading.diffs import Block, FileComparison, FileDiff, Patch
 from grading.grader.inputs import Event
 
 OUTPUT_CAP = 12_000  # characters of untrusted content per tool result
@@ -99,60 +101,66 @@ def gutter(old: int | None, new: int | None, line: str) -> str:
     return f"{o:>5} {n:>5} |{line}"
 
 
-def diff_with_gutter(patch: str) -> list[str]:
-    """Number every line of a unified diff; headers get empty gutters."""
-    out: list[str] = []
-    old = new = 0
-    in_hunk = False
-    hunk = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-    for line in patch.splitlines():
-        m = hunk.match(line)
-        if m:
-            old, new, in_hunk = int(m.group(1)), int(m.group(2)), True
-            out.append(gutter(None, None, line))
-        elif line.startswith("diff --git"):
-            in_hunk = False
-            out.append(gutter(None, None, line))
-        elif in_hunk and line.startswith("+"):
-            out.append(gutter(None, new, line))
-            new += 1
-        elif in_hunk and line.startswith("-"):
-            out.append(gutter(old, None, line))
-            old += 1
-        elif in_hunk and (line.startswith(" ") or line == ""):
-            out.append(gutter(old, new, line))
-            old += 1
-            new += 1
+def diff_with_gutter(patch: Patch, file: FileDiff | None = None) -> list[str]:
+    """Number every line of a parsed diff (or of one file of it) with the pre/post line numbers
+    the parser gave it; headers and lines outside hunks get empty gutters."""
+    numbers = {
+        ln.raw: (ln.old_no, ln.new_no)
+        for f in (patch.files if file is None else (file,))
+        for h in f.hunks
+        for ln in h.lines
+    }
+    first, end = (0, len(patch.lines)) if file is None else (file.start, file.end)
+    return [gutter(*numbers.get(i, (None, None)), patch.lines[i]) for i in range(first, end)]
+
+
+def _file_state(fd: FileDiff) -> str:
+    size = f"+{fd.lines_added}/-{fd.lines_removed}"
+    if fd.is_new:
+        return f"creates it, {size}"
+    if fd.is_deleted:
+        return f"deletes it, {size}"
+    if fd.old_path != fd.new_path:
+        return f"renames it from {fd.old_path}, {size}"
+    return size
+
+
+def _block_rows(block: Block, who: str) -> list[str]:
+    where = f"base line {block.base_start}"
+    if (post := block.post_lines) is not None:
+        first, last = post
+        where += f", {who}'s line {first}" if first == last else f", {who}'s lines {first}-{last}"
+    return [f"only {who} at {where}:"] + [f"  {ln.kind}{ln.content}" for ln in block.lines]
+
+
+def comparison_rows(files: list[FileComparison], a: str, b: str) -> list[tuple[str, str]]:
+    """Rows of a candidate compare: per file one line saying how the two differ, then the
+    changed lines only one of them makes, in base order (the other's changes at the same base
+    line follow at once, so they read side by side). Shared lines are counted, not repeated.
+    Each row comes with the path of its file, so a page that starts mid-file can say where."""
+    out: list[tuple[str, str]] = []
+    for fc in files:
+        rows: list[str] = []
+        if fc.a is None or fc.b is None:
+            who, fd = (a, fc.a) if fc.a is not None else (b, fc.b)
+            assert fd is not None
+            rows.append(f"== {fc.path}: only {who} changes it ({_file_state(fd)})")
+        elif fc.identical:
+            rows.append(f"== {fc.path}: the same change in both ({_file_state(fc.a)})")
+        elif fc.binary_same is not None:
+            rows.append(f"== {fc.path}: binary, changed differently by {a} and {b}")
         else:
-            out.append(gutter(None, None, line))
+            rows.append(
+                f"== {fc.path}: {a} {_file_state(fc.a)}; {b} {_file_state(fc.b)}; changed lines: "
+                f"{fc.count('shared')} in both, {fc.count('only_a')} only in {a}, "
+                f"{fc.count('only_b')} only in {b}"
+            )
+        blocks = [(blk.base_start, 0, blk) for blk in fc.only_a]
+        blocks += [(blk.base_start, 1, blk) for blk in fc.only_b]
+        for _, side, blk in sorted(blocks, key=lambda t: (t[0], t[1])):
+            rows += _block_rows(blk, b if side else a)
+        out += [(fc.path, r) for r in rows]
     return out
-
-
-def split_file_diffs(patch: str) -> dict[str, str]:
-    """The patch cut into per-file chunks, keyed by post path (pre path for deletions)."""
-    chunks: dict[str, str] = {}
-    current: list[str] = []
-
-    def flush() -> None:
-        if not current:
-            return
-        path = ""
-        for line in current:
-            if line.startswith("@@"):
-                break
-            if line.startswith("+++ ") and line[4:].strip() != "/dev/null":
-                path = line[4:].strip().removeprefix("b/")
-            elif line.startswith("--- ") and not path:
-                path = line[4:].strip().removeprefix("a/")
-        chunks[path] = "\n".join(current) + "\n"
-
-    for line in patch.splitlines():
-        if line.startswith("diff --git") and current:
-            flush()
-            current = []
-        current.append(line)
-    flush()
-    return chunks
 
 
 def compact_json(value: Mapping[str, Any] | list[Any]) -> str:
