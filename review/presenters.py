@@ -41,6 +41,7 @@ CRITERIA_LABELS = [(c, c.replace("_", " ").capitalize()) for c in CRITERIA]
 TIERS = {"t1": 1, "t2": 2, "t3": 3}
 # Bump when _candidate_side.html or _candidate_main.html change, so cached fragments expire.
 FRAGMENT_VERSION = "3"
+MARKDOWN_MAX_CHARS = 50_000
 
 
 @dataclass
@@ -186,12 +187,17 @@ def review_page(*, assignment: Assignment) -> dict[str, Any]:
         reference = rendered_diffs(
             patches={"reference": task.gold_patch}, redactor=redactor, task=task
         )["reference"]
+    statement = redactor(task.problem_statement)
     return {
         "assignment": assignment,
         "campaign": campaign,
         "recorded": recorded_summary(assignment=assignment, panels=panels),
         # Markdown with raw HTML off: every tag of the untrusted text is escaped, not parsed.
-        "problem_statement_html": mark_safe(markdown_html(redactor(task.problem_statement))),  # noqa: S308
+        # A huge statement stays preformatted text: Chromium takes tens of seconds to lay out
+        # a megabyte of proportional-font paragraphs.
+        "problem_statement_html": mark_safe(markdown_html(statement))  # noqa: S308
+        if len(statement) <= MARKDOWN_MAX_CHARS
+        else None,
         "reference": reference,
         "panels": panels,
         "revealed": bool(reveal),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from review.diffs.parse import FileDiff
+from grading.diffs import FileDiff
 
 Side = Literal["old", "new"]
 
@@ -26,7 +26,7 @@ def anchor_problem(
     """
     if side not in ("old", "new"):
         return f"Side must be old or new, not {side!r}."
-    if file.change == "binary":
+    if file.is_binary:
         return f"{file.path} is a binary file: there are no lines to comment on."
     if side == "old" and file.change == "added":
         return f"{file.path} is a new file: it has no old side. Use the new side."
@@ -53,7 +53,9 @@ def _hunk_lines(file: FileDiff, side: str) -> set[int]:
 
 def _last_line(file: FileDiff, side: str, old_line_count: int | None) -> int:
     if old_line_count is not None and file.change != "added":
-        return old_line_count if side == "old" else old_line_count + file.added - file.removed
+        if side == "old":
+            return old_line_count
+        return old_line_count + file.lines_added - file.lines_removed
     return max(_hunk_lines(file, side), default=0)
 
 

@@ -19,7 +19,7 @@ def candidate_file_diffs(*, candidate: Candidate) -> list[FileDiff]:
     if patch is None:
         return []
     redactor = assignment_redactor(assignment=candidate.assignment)
-    return parse_patch(redactor(patch.text))
+    return list(parse_patch(redactor(patch.text)))
 
 
 def file_by_id(*, candidate: Candidate, file_id: str) -> FileDiff:
