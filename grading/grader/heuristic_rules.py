@@ -351,8 +351,8 @@ def size_summary(f: Features) -> str:
     The size that drives the scores counts source files only, but a summary that said "0 files"
     for a test-only change (or "1 file" for a source and a test file) reads as a miscount.
     """
-    files = f.patch.files.values()
-    lines = sum(len(fd.added) + len(fd.removed) for fd in files)
+    files = f.patch.files
+    lines = f.patch.changed_lines()
     text = f"{_count(len(files), 'file')}, {_count(lines, 'changed line')}"
     if len(f.core_files) != len(files):
         text += f" ({_count(len(f.core_files), 'source file')}, {f.size} lines)"

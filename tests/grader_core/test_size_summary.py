@@ -1,8 +1,8 @@
 """The heuristic grader's summary line counts every file and line (issue 17: it said "0 file(s),
 0 changed lines" for a test-only change and "1 file(s)" for two files)."""
 
+from grading.diffs import parse_patch
 from grading.grader.heuristic_rules import extract, size_summary
-from grading.grader.patchinfo import parse_patch
 
 SOURCE = """\
 diff --git a/pkg/mod.py b/pkg/mod.py
