@@ -1,10 +1,13 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from gagar_site import views
 from gagar_site.metrics import metrics_view
+from gagar_site.schema import SchemaView
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -13,6 +16,8 @@ urlpatterns = [
     path("ops/", views.ops_status, name="ops-status"),
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
+    # Browsers ask for /favicon.ico whatever the page says; the icon is a static SVG.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     # No self-service password reset: nothing here sends mail. Staff reset passwords in the admin
     # (or `manage.py changepassword`).
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -31,7 +36,7 @@ urlpatterns = [
     path("dashboards/", include("review.urls_dashboards")),
     path("api/v1/", include("grading.api.urls")),
     path("api/v1/", include("review.urls_api")),
-    path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/v1/schema", SchemaView.as_view(), name="api-schema"),
     # Swagger UI with its assets served from here (drf-spectacular-sidecar) and its start-up
     # script as a separate file: the CSP allows no CDN and no inline script.
     path(

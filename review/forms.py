@@ -35,6 +35,15 @@ class LabelForm(forms.Form):
     )
     confidence = _score_field()
     notes = forms.CharField(max_length=10_000, required=False)
+    # Comma-separated criteria still pre-filled from the tier (see Label.prefilled).
+    prefilled = forms.CharField(max_length=500, required=False)
+
+    def clean_prefilled(self) -> list[str]:
+        names = [n for n in self.cleaned_data.get("prefilled", "").split(",") if n]
+        unknown = [n for n in names if n not in CRITERIA]
+        if unknown:
+            raise forms.ValidationError(f"Unknown criteria: {', '.join(unknown)}")
+        return sorted(set(names), key=CRITERIA.index)
 
     def values(self) -> dict[str, Any]:
         # Only fields the browser actually sent: a partial autosave must not blank the rest.

@@ -7,6 +7,7 @@ fingerprint read, and cached renderings, so its query count does not grow with c
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,14 +30,18 @@ from review.blinded_cache import (
     test_results,
 )
 from review.diffs import RenderedFile, file_id_for
-from review.models import Assignment, Campaign, Candidate, FixRequest, Label
+from review.markdown import markdown_html
+from review.models import Assignment, Campaign, Candidate, Disagreement, FixRequest, Label
 from review.models.reviewing import CRITERIA
-from review.selectors.reviewing import latest_verdict_run
+from review.selectors.reviewing import open_slots
+from review.services.reveal import revealed_run
+from review.templatetags.review_tags import TIER_SHORT
 
 CRITERIA_LABELS = [(c, c.replace("_", " ").capitalize()) for c in CRITERIA]
 TIERS = {"t1": 1, "t2": 2, "t3": 3}
 # Bump when _candidate_side.html or _candidate_main.html change, so cached fragments expire.
 FRAGMENT_VERSION = "3"
+MARKDOWN_MAX_CHARS = 50_000
 
 
 @dataclass
@@ -58,6 +63,7 @@ class CandidatePanel:
     reveal: dict[str, Any] | None = None
     scores: list[tuple[str, str, int | None]] = field(default_factory=list)
     viewed: list[str] = field(default_factory=list)  # file ids the reviewer ticked as viewed
+    prefilled: list[str] = field(default_factory=list)  # criteria still pre-filled from the tier
     main_html: str = ""  # a marker the view replaces with main_bytes
 
 
@@ -75,6 +81,12 @@ class _Content:
     @property
     def common_hunks(self) -> int:
         return sum(1 for s in self.shares if s.common)
+
+    @property
+    def some_hunks(self) -> int:
+        """Hunks another candidate made too, but not most of them (a "2/8" badge): counted
+        apart so the summary adds up to the badges beside it."""
+        return len(self.shares) - self.common_hunks - self.unique_hunks
 
 
 def _digest(*parts: str) -> str:
@@ -160,6 +172,7 @@ def review_page(*, assignment: Assignment) -> dict[str, Any]:
                     (k, name, getattr(label, k) if label else None) for k, name in CRITERIA_LABELS
                 ],
                 viewed=[file_id_for(p) for p in c.viewed_paths if p in frag["paths"]],
+                prefilled=list(label.prefilled) if label else [],
             )
         )
     reveal = reveal_for(assignment=assignment, candidates=candidates, redactor=redactor)
@@ -174,10 +187,17 @@ def review_page(*, assignment: Assignment) -> dict[str, Any]:
         reference = rendered_diffs(
             patches={"reference": task.gold_patch}, redactor=redactor, task=task
         )["reference"]
+    statement = redactor(task.problem_statement)
     return {
         "assignment": assignment,
         "campaign": campaign,
-        "problem_statement": redactor(task.problem_statement),
+        "recorded": recorded_summary(assignment=assignment, panels=panels),
+        # Markdown with raw HTML off: every tag of the untrusted text is escaped, not parsed.
+        # A huge statement stays preformatted text: Chromium takes tens of seconds to lay out
+        # a megabyte of proportional-font paragraphs.
+        "problem_statement_html": mark_safe(markdown_html(statement))  # noqa: S308
+        if len(statement) <= MARKDOWN_MAX_CHARS
+        else None,
         "reference": reference,
         "panels": panels,
         "revealed": bool(reveal),
@@ -188,19 +208,40 @@ def review_page(*, assignment: Assignment) -> dict[str, Any]:
     }
 
 
+def recorded_summary(
+    *, assignment: Assignment, panels: list[CandidatePanel]
+) -> dict[str, Any] | None:
+    """After Submit: what was recorded (tiers, fix requests, active time) and whether another
+    group is waiting, for the end-of-review card. None while the review is open."""
+    if assignment.status != Assignment.Status.SUBMITTED:
+        return None
+    tiers = Counter(p.label.tier for p in panels if p.label and p.label.tier)
+    fixes = [f for p in panels for f in p.fix_requests]
+    return {
+        "submitted_at": assignment.submitted_at,
+        "active_ms": assignment.active_ms,
+        "candidates": len(panels),
+        "tiers": [(TIER_SHORT[t], tiers[t]) for t in TIER_SHORT if tiers[t]],
+        "fix_requests": len(fixes),
+        "blocking": sum(1 for f in fixes if f.severity == FixRequest.Severity.BLOCKING),
+        "more": assignment.campaign.status == Campaign.Status.ACTIVE
+        and open_slots(campaign=assignment.campaign, reviewer=assignment.reviewer) > 0,
+    }
+
+
 def reveal_for(
     *, assignment: Assignment, candidates: list[Candidate], redactor: Redactor
 ) -> dict[str, dict[str, Any]] | None:
     """The grader's verdict per candidate token, only after submission and only if allowed."""
-    if assignment.status != Assignment.Status.SUBMITTED:
-        return None
-    if assignment.campaign.reveal_policy != Campaign.Reveal.AFTER_SUBMISSION:
-        return None
-    run = latest_verdict_run(group_id=assignment.group_id)
+    run = revealed_run(assignment=assignment)
     if run is None:
         return None
     alias_of = {c.attempt_id: c.alias for c in candidates}
     grades = {g.attempt_id: g for g in run.grades.all()}
+    flags = {
+        d.candidate_id: d
+        for d in Disagreement.objects.filter(candidate__in=candidates, grader_run=run)
+    }
     out: dict[str, dict[str, Any]] = {}
     for c in candidates:
         grade = grades.get(c.attempt_id)
@@ -209,8 +250,19 @@ def reveal_for(
             out[c.token] = {"graded": False}
             continue
         human = TIERS.get(label.tier) if label else None
-        out[c.token] = grade_summary(grade, run, alias_of, redactor) | {
-            "disagrees": human != grade.tier
+        summary = grade_summary(grade, run, alias_of, redactor)
+        # The reviewer's own label beside the verdict, so the comparison needs no scrolling.
+        yours = [getattr(label, key) if label else None for key, _ in CRITERIA_LABELS]
+        out[c.token] = summary | {
+            "mine": (TIER_SHORT.get(label.tier, "") if label else "")
+            + (f" #{label.rank_in_tier}" if label and label.rank_in_tier else ""),
+            "score_rows": [
+                (name, score, mine, why)
+                for (name, score, why), mine in zip(summary["scores"], yours, strict=True)
+            ],
+            "disagrees": human != grade.tier,
+            # The reviewer's own flag, shown in place of the form (one flag per verdict).
+            "flag": flags.get(c.pk),
         }
     return out
 

@@ -21,30 +21,59 @@ class CandidateDraft:
     scores: Sequence[int | None]
     mergeability: str  # "", "as_is", "after_minor_fixes", "not_mergeable"
     blocking_fix_requests: int
+    key: str = ""  # the candidate's page token, so a problem can be shown beside its field
 
 
-def submission_problems(drafts: Sequence[CandidateDraft], *, rubric_required: bool) -> list[str]:
-    problems: list[str] = []
+@dataclass(frozen=True)
+class Problem:
+    """One reason the group cannot be submitted, with where it belongs on the page: the
+    candidate (`key`, "" for the whole group) and the label field (`field`, "" for none)."""
+
+    text: str
+    key: str = ""
+    field: str = ""
+
+
+def submission_problem_items(
+    drafts: Sequence[CandidateDraft], *, rubric_required: bool
+) -> list[Problem]:
+    problems: list[Problem] = []
     by_tier: dict[str, list[CandidateDraft]] = defaultdict(list)
     for d in drafts:
+
+        def add(text: str, field: str, d: CandidateDraft = d) -> None:
+            problems.append(Problem(f"{d.alias}: {text}", d.key, field))
+
         if not d.tier:
-            problems.append(f"{d.alias}: choose a tier.")
+            add("choose a tier.", "tier")
             continue
         by_tier[d.tier].append(d)
         if d.tier != "exploit" and d.rank is None:
-            problems.append(f"{d.alias}: give a rank within {d.tier.upper()}.")
+            add(f"give a rank within {d.tier.upper()}.", "rank_in_tier")
         if not d.mergeability:
-            problems.append(f"{d.alias}: say whether it can be merged.")
+            add("say whether it can be merged.", "mergeability")
         elif d.mergeability == "not_mergeable" and d.blocking_fix_requests == 0:
-            problems.append(f"{d.alias}: “not mergeable” needs at least one blocking fix request.")
+            add("“not mergeable” needs at least one blocking fix request.", "mergeability")
         if rubric_required and any(s is None for s in d.scores):
-            problems.append(f"{d.alias}: score all five rubric criteria.")
+            add("score all five rubric criteria.", "rubric")
     for tier in ("t1", "t2", "t3"):
-        ranks = sorted({d.rank for d in by_tier.get(tier, []) if d.rank is not None})
+        members = by_tier.get(tier, [])
+        ranks = sorted({d.rank for d in members if d.rank is not None})
         if ranks and ranks != list(range(1, len(ranks) + 1)):
             shown = ", ".join(str(r) for r in ranks)
+            # Shown at the first candidate of the tier whose rank breaks the run.
+            expected = set(range(1, len(ranks) + 1))
+            off = next((d for d in members if d.rank not in expected), members[0])
             problems.append(
-                f"{tier.upper()}: ranks must run 1, 2, 3… without gaps (ties may share one); "
-                f"got {shown}."
+                Problem(
+                    f"{tier.upper()}: ranks must run 1, 2, 3… without gaps (ties may share one); "
+                    f"got {shown}.",
+                    off.key,
+                    "rank_in_tier",
+                )
             )
     return problems
+
+
+def submission_problems(drafts: Sequence[CandidateDraft], *, rubric_required: bool) -> list[str]:
+    return [p.text for p in submission_problem_items(drafts, rubric_required=rubric_required)]

@@ -136,10 +136,15 @@ class CandidateGradeInline(admin.TabularInline[CandidateGrade, GraderRun]):
         "tier",
         "rank_in_tier",
         "weighted_score",
-        "exploit_suspected",
+        "exploit",
         "summary",
     )
     ordering = ["tier", "rank_in_tier"]
+
+    # Not Django's boolean icon: a green check for "exploit suspected" reads as "all good".
+    @admin.display(description="exploit suspected")
+    def exploit(self, obj: CandidateGrade) -> str:
+        return "⚠ suspected" if obj.exploit_suspected else "—"
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -38,8 +38,22 @@ def _pre(text: str) -> str:
     return format_html('<pre class="gagar-pre">{}</pre>', text)
 
 
+class _Imported:
+    """Imported rollouts are the record of what happened in training: viewed here, never added,
+    edited or deleted by hand (a re-import is the way to change them)."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin[Run]):
+class RunAdmin(_Imported, admin.ModelAdmin[Run]):
     list_display = ["name", "created_at", "step_count"]
     search_fields = ["name"]
 
@@ -52,14 +66,14 @@ class RunAdmin(admin.ModelAdmin[Run]):
 
 
 @admin.register(Step)
-class StepAdmin(admin.ModelAdmin[Step]):
+class StepAdmin(_Imported, admin.ModelAdmin[Step]):
     list_display = ["__str__", "run", "number", "created_at"]
     list_filter = ["run"]
     list_select_related = ["run"]
 
 
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin[Task]):
+class TaskAdmin(_Imported, admin.ModelAdmin[Task]):
     list_display = ["external_id", "repo", "base_commit", "source", "created_at"]
     search_fields = ["external_id", "repo", "problem_statement"]
     list_filter = ["source_status", "repo"]
@@ -130,7 +144,7 @@ class AttemptInline(admin.TabularInline[Attempt, Group]):
 
 
 @admin.register(Group)
-class GroupAdmin(admin.ModelAdmin[Group]):
+class GroupAdmin(_Imported, admin.ModelAdmin[Group]):
     list_display = [
         "__str__",
         "run_name",
@@ -191,6 +205,12 @@ class GroupAdmin(admin.ModelAdmin[Group]):
 
 @admin.register(Attempt)
 class AttemptAdmin(admin.ModelAdmin[Attempt]):
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # the status (below) is the one staff decision on an imported attempt
+
     list_display = ["external_id", "group", "status", "test_reward", "agent_system", "agent_model"]
     list_filter = ["status", "agent_family", "group__step__run"]
     search_fields = ["external_id", "agent_system", "agent_model", "group__task__external_id"]
@@ -310,9 +330,8 @@ class PatchFileInline(admin.TabularInline[PatchFile, Patch]):
 
 
 @admin.register(Patch)
-class PatchAdmin(admin.ModelAdmin[Patch]):
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # stored once per content hash: editing would break the hash
+class PatchAdmin(_Imported, admin.ModelAdmin[Patch]):
+    # Stored once per content hash: editing would break the hash.
 
     list_display = [
         "sha256",
@@ -347,7 +366,7 @@ class PatchAdmin(admin.ModelAdmin[Patch]):
 
 
 @admin.register(Trajectory)
-class TrajectoryAdmin(admin.ModelAdmin[Trajectory]):
+class TrajectoryAdmin(_Imported, admin.ModelAdmin[Trajectory]):
     list_display = ["__str__", "attempt", "format", "event_count", "raw_size", "stored_size"]
     list_filter = ["format"]
     list_select_related = ["attempt"]
@@ -372,7 +391,7 @@ class TrajectoryAdmin(admin.ModelAdmin[Trajectory]):
 
 
 @admin.register(TrajectoryChunk)
-class TrajectoryChunkAdmin(admin.ModelAdmin[TrajectoryChunk]):
+class TrajectoryChunkAdmin(_Imported, admin.ModelAdmin[TrajectoryChunk]):
     list_display = ["trajectory", "seq", "first_event", "event_count"]
     exclude = ["data"]
     readonly_fields = ["trajectory", "seq", "first_event", "event_count"]

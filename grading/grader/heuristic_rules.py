@@ -364,10 +364,29 @@ def _candidate_verdict(
         "exploit_suspected": bool(f.tampered or f.hardcoded),
         "tier": tier,
         "rank_in_tier": 0,  # set by _rank
-        "summary": f"{len(f.core_files)} file(s), {f.size} changed lines; "
+        "summary": size_summary(f)
+        + "; "
         + ("; ".join(i["category"] for i in card.issues) or "no severe issue"),
         "evidence": tier_ev,
     }
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def size_summary(f: Features) -> str:
+    """Every file and changed line of the patch, with the source part named when it differs.
+
+    The size that drives the scores counts source files only, but a summary that said "0 files"
+    for a test-only change (or "1 file" for a source and a test file) reads as a miscount.
+    """
+    files = f.patch.files
+    lines = f.patch.changed_lines()
+    text = f"{_count(len(files), 'file')}, {_count(lines, 'changed line')}"
+    if len(f.core_files) != len(files):
+        text += f" ({_count(len(f.core_files), 'source file')}, {f.size} lines)"
+    return text
 
 
 def _rank(cands: dict[str, Any]) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from review.analytics.arrays import (
+    METHOD_EXPLOIT,
     Consensus,
     GraderView,
     config_view,
@@ -143,6 +144,8 @@ def _criteria(frame: Frame, view: GraderView, n_resamples: int) -> list[dict[str
             "se": num(cis[c].standard_error),
             "n": int(both[:, j].sum()),
             "n_tasks": cis[c].n_clusters,
+            # Scores reviewers left as the tier pre-filled them: not in κ, said how many.
+            "n_prefilled": int(frame.lab_prefilled[:, j].sum()),
         }
         for j, c in enumerate(CRITERIA)
     ]
@@ -182,6 +185,21 @@ def _reasons(sl: _Slice, view: GraderView) -> dict[str, str]:
     if len(f.reviewers) < 2:
         out["kappa_humans"] = f"needs two reviewers (this slice has {len(f.reviewers)})"
     return out
+
+
+def confusion_with_exploit(grader: GraderView, cons: Consensus) -> list[list[int]]:
+    """4×4 counts, rows grader (T1–T3, exploit suspected), columns consensus (T1–T3, exploit).
+
+    A grader that suspects an exploit still gives a tier; here the suspicion wins, as it does
+    for the reviewer who labels "exploit" instead of a tier.
+    """
+    g = np.where(grader.exploit, 3, np.where(grader.graded, np.nan_to_num(grader.tier) - 1, -1))
+    human_exploit = cons.method == METHOD_EXPLOIT
+    has_tier = ~np.isnan(cons.tier)
+    h = np.where(human_exploit, 3, np.where(has_tier, np.nan_to_num(cons.tier) - 1, -1))
+    both = (g >= 0) & (h >= 0)
+    cells = np.bincount((g[both] * 4 + h[both]).astype(np.int64), minlength=16)
+    return cells.reshape(4, 4).tolist()
 
 
 def _notes(frame: Frame, reviewed: BoolArray, selected: int | None) -> list[str]:
@@ -327,6 +345,10 @@ def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int
         "confusion": {
             "labels": [1, 2, 3],
             "matrix": confusion_matrix(sel_view.tier, sl.cons.tier).tolist(),
+            # The chart's matrix: exploit candidates are a row and a column of their own
+            # rather than dropped (κ above needs tiers, so it uses the tier-only matrix).
+            "labels_with_exploit": ["T1", "T2", "T3", "exploit"],
+            "matrix_with_exploit": confusion_with_exploit(sel_view, sl.cons),
         },
         "criteria": _criteria(frame, sel_view, n_resamples),
         "stability": stability,
@@ -334,6 +356,6 @@ def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int
         "cost": cost_rows(frame),
         "lambda_cap": lam_rows,
         "lambda_params": lam_params,
-        "status_rates": status_rate_rows(frame),
+        "status_rates": status_rate_rows(frame, sel_view if selected is not None else None),
         "notes": notes,
     }

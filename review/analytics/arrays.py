@@ -140,6 +140,7 @@ class GraderView:
     score: FloatArray
     scores: FloatArray  # (n, 5)
     run: IntArray  # grader run id, -1 where none
+    exploit: BoolArray  # the grader suspected an exploit (False where it did not grade)
 
     @property
     def graded(self) -> BoolArray:
@@ -159,7 +160,9 @@ def _view(frame: Frame, rows: IntArray) -> GraderView:
         frame.gr_score[rows],
     )
     scores[pos], run[pos] = frame.gr_scores[rows], frame.gr_run[rows]
-    return GraderView(tier, tier * 1000 + rank, score, scores, run)
+    exploit = np.zeros(frame.n, dtype=bool)
+    exploit[pos] = frame.gr_exploit[rows]
+    return GraderView(tier, tier * 1000 + rank, score, scores, run, exploit)
 
 
 def config_view(frame: Frame, config_id: int) -> GraderView:

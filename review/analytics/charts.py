@@ -8,8 +8,11 @@ the Content-Security-Policy, unlike inline `style`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from review.stats import TOO_FEW_TASKS, interval_shown
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class Chart:
     height: int = 260
     shapes: list[Shape] = field(default_factory=list)
     legend: list[tuple[str, str]] = field(default_factory=list)  # (css class, label)
+    note: str = ""  # how to read the chart, in words (shown under it)
     empty: str = ""  # shown instead of the drawing when there is nothing to draw
 
     def add(self, kind: str, **kw: object) -> None:
@@ -49,6 +53,29 @@ PAD_L, PAD_R, PAD_T, PAD_B = 56, 16, 16, 40
 
 def fmt(v: float | None, digits: int = 2) -> str:
     return "—" if v is None else f"{v:.{digits}f}"
+
+
+def nice_ticks(top: float, *, count: int = 4) -> tuple[list[float], int]:
+    """Round ticks from 0 to at least `top` (steps of 1, 2, 2.5 or 5 × 10^k), and the digits
+    their labels need: 0 / 1 / 2 / 3 rather than 0 / 1.31 / 2.63 printed as 0 / 1 / 3."""
+    if not top > 0 or not math.isfinite(top):
+        return [0.0, 1.0], 0
+    raw = top / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    n = math.ceil(top / step - 1e-9)
+    ticks = [round(step * k, 10) for k in range(n + 1)]
+    digits = max(0, -math.floor(math.log10(step) + 1e-9)) + (1 if step / power == 2.5 else 0)
+    return ticks, digits
+
+
+def precise(v: float) -> str:
+    """A value label with sensible precision: three significant figures, never rounded to a
+    misleading integer (1.31 stays 1.31, 42.4 stays 42.4, 1234 is 1234)."""
+    if v == 0:
+        return "0"
+    digits = max(0, 2 - math.floor(math.log10(abs(v))))
+    return f"{v:.{digits}f}"
 
 
 class _Scale:
@@ -87,39 +114,55 @@ def ci_rows(title: str, csv: str, rows: Sequence[tuple[str, dict | None]]) -> Ch
         if not ci or ci["estimate"] is None:
             c.add("text", cls="muted", x=left + 4, y=cy + 4, text="undefined")
             continue
-        tip = f"{label}: {fmt(ci['estimate'], 3)} [{fmt(ci['low'], 3)}, {fmt(ci['high'], 3)}]"
-        if ci["low"] is not None and ci["high"] is not None:
+        if interval_shown(int(ci.get("n_tasks") or 0), ci["low"], ci["high"]):
+            tip = f"{label}: {fmt(ci['estimate'], 3)} [{fmt(ci['low'], 3)}, {fmt(ci['high'], 3)}]"
             c.add("line", cls="ci", x=x(ci["low"]), y=cy, x2=x(ci["high"]), y2=cy, title=tip)
+        else:
+            tip = f"{label}: {fmt(ci['estimate'], 3)} ({TOO_FEW_TASKS})"
+            c.add("text", cls="muted", x=x(ci["estimate"]) + 10, y=cy + 4, text=TOO_FEW_TASKS)
         c.add("circle", cls="point", x=x(ci["estimate"]), y=cy, r=5, title=tip)
     return c
 
 
-def heatmap(title: str, csv: str, matrix: list[list[int]], labels: Sequence[str]) -> Chart:
-    """Rows: grader tier; columns: human consensus tier. Shade by share of the row."""
-    size, left, top = 64, 110, 40
+def heatmap(
+    title: str,
+    csv: str,
+    matrix: list[list[int]],
+    labels: Sequence[str],
+    *,
+    row_labels: Sequence[str] | None = None,
+) -> Chart:
+    """Rows: grader; columns: human consensus. Shade by count relative to the largest cell, so
+    equal counts get equal shades anywhere in the matrix (a per-row share shaded a lone
+    candidate as dark as forty)."""
+    size, left, top = 64, 150, 40
     n = len(labels)
-    c = Chart(title, csv, width=left + size * n + 40, height=top + size * n + 30)
+    rows = list(row_labels or [f"grader {lab}" for lab in labels])
+    c = Chart(title, csv, width=left + size * n + 40, height=top + size * len(matrix) + 30)
     if not any(any(r) for r in matrix):
         c.empty = "No candidate is both graded and reviewed in this slice."
         return c
+    peak = max(max(r) for r in matrix)
+    c.note = (
+        f"Each cell counts candidates; the darker the cell, the larger its count (the darkest "
+        f"is {peak}). Green: grader and humans agree; blue: they differ."
+    )
     c.add("text", cls="axis", x=left + size * n / 2, y=16, text="human consensus", anchor="middle")
     for j, lab in enumerate(labels):
         c.add(
             "text", cls="tick", x=left + size * j + size / 2, y=top - 8, text=lab, anchor="middle"
         )
     for i, row in enumerate(matrix):
-        total = sum(row) or 1
         c.add(
             "text",
             cls="tick",
             x=left - 8,
             y=top + size * i + size / 2 + 4,
-            text=f"grader {labels[i]}",
+            text=rows[i],
             anchor="end",
         )
         for j, v in enumerate(row):
-            share = v / total
-            shade = int(245 - share * 170)
+            shade = int(245 - (v / peak) * 170)
             fill = (
                 f"#{shade:02x}{min(255, shade + 12):02x}ff"
                 if i != j
@@ -133,7 +176,7 @@ def heatmap(title: str, csv: str, matrix: list[list[int]], labels: Sequence[str]
                 w=size - 2,
                 h=size - 2,
                 fill=fill,
-                title=f"grader {labels[i]}, humans {labels[j]}: {v}",
+                title=f"{rows[i]}, humans {labels[j]}: {v}",
             )
             c.add(
                 "text",
@@ -230,7 +273,6 @@ def bars(
     labels: Sequence[str],
     values: Sequence[float | None],
     *,
-    digits: int = 2,
     unit: str = "",
 ) -> Chart:
     c = Chart(title, csv, width=300, height=220)
@@ -238,10 +280,10 @@ def bars(
     if not real:
         c.empty = "No data."
         return c
-    top = max(real) or 1.0
-    y = _Scale(0, top * 1.15, c.height - PAD_B, PAD_T)
+    ticks, tick_digits = nice_ticks(max(real) or 1.0)
+    y = _Scale(0, ticks[-1] * 1.1, c.height - PAD_B, PAD_T)
     slot = (c.width - PAD_L - PAD_R) / max(len(labels), 1)
-    _y_axis(c, y, [0, top / 2, top], digits)
+    _y_axis(c, y, ticks, tick_digits)
     for i, (lab, v) in enumerate(zip(labels, values, strict=True)):
         x0 = PAD_L + slot * i + slot * 0.2
         c.add(
@@ -261,14 +303,14 @@ def bars(
             y=y(v),
             w=slot * 0.6,
             h=y(0) - y(v),
-            title=f"{lab}: {fmt(v, digits)}{unit}",
+            title=f"{lab}: {precise(v)}{unit}",
         )
         c.add(
             "text",
             cls="barnum",
             x=x0 + slot * 0.3,
             y=y(v) - 4,
-            text=fmt(v, digits),
+            text=precise(v),
             anchor="middle",
         )
     return c

@@ -53,7 +53,8 @@ class Frame:
     lab_tier: FloatArray  # 1-3, NaN for "exploit"
     lab_exploit: BoolArray
     lab_rank: FloatArray
-    lab_scores: FloatArray  # (m, 5) rubric, NaN where missing
+    lab_scores: FloatArray  # (m, 5) rubric, NaN where missing or left pre-filled
+    lab_prefilled: BoolArray  # (m, 5) the score was left pre-filled from the tier
     lab_mergeable: BoolArray
     lab_fix_requests: IntArray
     lab_first_issue_s: FloatArray  # NaN when no fix request
@@ -70,6 +71,7 @@ class Frame:
     gr_rank: FloatArray
     gr_score: FloatArray
     gr_scores: FloatArray  # (k, 5)
+    gr_exploit: BoolArray  # the grader suspected an exploit
     configs: dict[int, str]
     # Run level.
     # (config, params hash, run, step, capped, mean shift, λ raw or None)
@@ -117,6 +119,7 @@ class _HumanLabel(NamedTuple):
     first_issue_ms: int | None
     assignment: int
     campaign: int
+    prefilled: tuple[bool, ...]  # in CRITERIA order: left pre-filled from the tier
 
 
 class _Grade(NamedTuple):
@@ -129,6 +132,7 @@ class _Grade(NamedTuple):
     rank: int | None
     score: float | None
     scores: dict[str, Any] | None
+    exploit: bool  # the grader suspected an exploit
 
 
 @dataclass
@@ -214,6 +218,7 @@ def _human_labels(filters: Filters, cands: _Candidates) -> tuple[list[_HumanLabe
         "tier",
         "rank_in_tier",
         "mergeability",
+        "prefilled",
         *CRITERIA,
         named=True,
     ).order_by("candidate__assignment__submitted_at", "id"):
@@ -232,6 +237,10 @@ def _human_labels(filters: Filters, cands: _Candidates) -> tuple[list[_HumanLabe
                 lab = [x for x in lab if (x.pos, x.assignment) != key]
             taken[key] = own
             n_fix, first_ms = fixes.get(row.candidate_id, (0, None))
+            # Scores left pre-filled from the tier were never the reviewer's judgement: kept
+            # out of the statistics (None), and counted.
+            left = set(row.prefilled or ())
+            values = [getattr(row, c) for c in CRITERIA]
             lab.append(
                 _HumanLabel(
                     pos=pos,
@@ -241,11 +250,16 @@ def _human_labels(filters: Filters, cands: _Candidates) -> tuple[list[_HumanLabe
                     tier=row.tier,
                     rank=row.rank_in_tier,
                     mergeability=row.mergeability,
-                    scores=tuple(getattr(row, c) for c in CRITERIA),
+                    scores=tuple(
+                        None if c in left else v for c, v in zip(CRITERIA, values, strict=True)
+                    ),
                     fix_requests=n_fix,
                     first_issue_ms=first_ms,
                     assignment=assignment,
                     campaign=row.candidate__assignment__campaign_id,
+                    prefilled=tuple(
+                        c in left and v is not None for c, v in zip(CRITERIA, values, strict=True)
+                    ),
                 )
             )
     return lab, list(reviewers)
@@ -267,6 +281,7 @@ def _grades(filters: Filters, cands: _Candidates) -> list[tuple[int, _Grade]]:
             "rank_in_tier",
             "weighted_score",
             "scores",
+            "exploit_suspected",
         )
     ]
     # A grade lands on its attempt's candidate, once per (run, candidate): the candidate's own
@@ -325,6 +340,9 @@ def load_frame(filters: Filters) -> Frame:
         lab_scores=np.array(
             [[np.nan if v is None else v for v in r.scores] for r in lab], dtype=np.float64
         ).reshape(len(lab), len(CRITERIA)),
+        lab_prefilled=np.array([r.prefilled for r in lab], dtype=np.bool_).reshape(
+            len(lab), len(CRITERIA)
+        ),
         lab_mergeable=_arr([r.mergeability == Label.Mergeability.AS_IS for r in lab], np.bool_),
         lab_fix_requests=_arr([r.fix_requests for r in lab], np.int64),
         lab_first_issue_s=_arr(
@@ -348,6 +366,7 @@ def load_frame(filters: Filters) -> Frame:
             [[_score((g.scores or {}).get(c)) for c in CRITERIA] for _, g in graded],
             dtype=np.float64,
         ).reshape(len(graded), len(CRITERIA)),
+        gr_exploit=_arr([bool(g.exploit) for _, g in graded], np.bool_),
         configs=dict(GraderConfig.objects.values_list("id", "name")),
         lambda_rows=lambda_rows,
         status_counts=status_counts,

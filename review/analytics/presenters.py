@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from review.analytics.charts import Chart, bars, ci_rows, heatmap, lines
+from review.stats import interval_shown
 
 STAT_LABELS = {
     "kappa": "Quadratic-weighted κ (grader vs consensus)",
@@ -63,9 +64,10 @@ def _by_step(p: dict[str, Any]) -> Table:
 
 
 def _confusion(p: dict[str, Any]) -> Table:
-    m = p["confusion"]["matrix"]
-    return ["grader_tier", "human_t1", "human_t2", "human_t3"], [
-        [f"T{i + 1}", *row] for i, row in enumerate(m)
+    m = p["confusion"]["matrix_with_exploit"]
+    names = p["confusion"]["labels_with_exploit"]
+    return ["grader_tier", *(f"human_{n.lower()}" for n in names)], [
+        [names[i], *row] for i, row in enumerate(m)
     ]
 
 
@@ -159,7 +161,14 @@ def agreement_charts(p: dict[str, Any]) -> dict[str, Chart]:
 
     def series(stat: str) -> tuple[list[float | None], list[tuple[float | None, float | None]]]:
         cis = [s["stats"][stat] for s in steps]
-        return [c["estimate"] for c in cis], [(c["low"], c["high"]) for c in cis]
+        # No band where a step has too few tasks for an interval (it would be zero-width).
+        band = [
+            (c["low"], c["high"])
+            if interval_shown(c["n_tasks"], c["low"], c["high"])
+            else (None, None)
+            for c in cis
+        ]
+        return [c["estimate"] for c in cis], band
 
     kappa, kappa_band = series("kappa")
     conc, conc_band = series("concordance")
@@ -182,8 +191,9 @@ def agreement_charts(p: dict[str, Any]) -> dict[str, Chart]:
         "confusion": heatmap(
             "Confusion matrix (selected configuration)",
             "confusion",
-            p["confusion"]["matrix"],
-            ["T1", "T2", "T3"],
+            p["confusion"]["matrix_with_exploit"],
+            p["confusion"]["labels_with_exploit"],
+            row_labels=["grader T1", "grader T2", "grader T3", "grader: exploit suspected"],
         ),
         "by_step": lines(
             "Agreement over steps (95% CI bands)",
@@ -212,7 +222,6 @@ def agreement_charts(p: dict[str, Any]) -> dict[str, Chart]:
             "cost",
             cost_labels,
             [r["first_issue_median_s"] for r in cost],
-            digits=0,
             unit=" s",
         ),
         "cost_fixes": bars(

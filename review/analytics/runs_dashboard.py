@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from review.analytics.frame import Frame
+from review.analytics.arrays import GraderView
+from review.analytics.frame import BoolArray, Frame
 from review.stats import (
     AttemptStatusRecord,
     GroupLambdaRecord,
@@ -91,7 +92,14 @@ def lambda_cap_rows(frame: Frame, config: int | None) -> tuple[list[dict[str, An
     ], params
 
 
-def status_rate_rows(frame: Frame) -> list[dict[str, Any]]:
+def status_rate_rows(frame: Frame, grader: GraderView | None = None) -> list[dict[str, Any]]:
+    """Per step: the attempts' status rates, and beside them who else called an exploit.
+
+    `exploit_rate` counts only attempts whose status is `exploit_confirmed` (set at import or
+    by adjudication), which stays 0 when reviewers and the grader both said exploit but nobody
+    changed the status; `reviewer_exploit_rate` is the share of reviews labelled exploit and
+    `grader_exploit_rate` the share of graded candidates the (selected) grader suspected.
+    """
     # The counts are already aggregated; one shared record object per count keeps this cheap.
     records = (
         rec
@@ -99,13 +107,27 @@ def status_rate_rows(frame: Frame) -> list[dict[str, Any]]:
         for rec in [AttemptStatusRecord(run=run, step=step, status=status)] * n
     )
     rates = status_rates_by_step(records)
-    return [
-        {
-            "run": run,
-            "step": step,
-            "attempts": r.n_attempts,
-            "infra_rate": r.infra_rate,
-            "exploit_rate": r.exploit_rate,
-        }
-        for (run, step), r in sorted(rates.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
-    ]
+    lab_step = frame.step_index[frame.lab_pos]
+    none = np.zeros(frame.n, dtype=bool)
+    suspected, graded = (grader.exploit, grader.graded) if grader is not None else (none, none)
+    step_of: dict[tuple[Any, int], int] = {key: i for i, key in enumerate(frame.steps)}
+    rows = []
+    for (run, step), r in sorted(rates.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        s = step_of.get((run, step), -1)
+        rows.append(
+            {
+                "run": run,
+                "step": step,
+                "attempts": r.n_attempts,
+                "infra_rate": r.infra_rate,
+                "exploit_rate": r.exploit_rate,
+                "reviewer_exploit_rate": _share(frame.lab_exploit, lab_step == s),
+                "grader_exploit_rate": _share(suspected, graded & (frame.step_index == s)),
+            }
+        )
+    return rows
+
+
+def _share(hits: BoolArray, among: BoolArray) -> float | None:
+    n = int(among.sum())
+    return float(hits[among].sum()) / n if n else None

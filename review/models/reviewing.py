@@ -17,6 +17,15 @@ CRITERIA = (
     "codebase_consistency",
 )
 
+# The rubric a tier typically comes with: choosing a tier pre-fills the criteria not yet set
+# (marked pre-filled until the reviewer touches them). One score per criterion per tier.
+TIER_TYPICAL_SCORES: dict[str, dict[str, int]] = {
+    "t1": dict.fromkeys(CRITERIA, 5),
+    "t2": dict.fromkeys(CRITERIA, 4),
+    "t3": dict.fromkeys(CRITERIA, 2),
+    "exploit": dict.fromkeys(CRITERIA, 1),
+}
+
 
 def _score_check(field: str) -> models.CheckConstraint:
     return models.CheckConstraint(
@@ -49,6 +58,9 @@ class Label(models.Model):
     mergeability = models.CharField(max_length=20, choices=Mergeability.choices, blank=True)
     confidence = models.PositiveSmallIntegerField(null=True, blank=True)
     notes = models.TextField(blank=True)
+    # Criteria whose score is still the tier's typical one, pre-filled and never set or
+    # confirmed by the reviewer: per-criterion statistics leave them out (and count them).
+    prefilled = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField()
 
     class Meta:

@@ -1,5 +1,6 @@
 """Reads for blind review. Everything a reviewer reaches goes through `*_for_reviewer`, which
-filters by reviewer in the query itself: someone else's assignment is simply not found (404)."""
+filters by reviewer in the query itself: someone else's assignment is simply not found (None;
+the views answer 404)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet
-from django.http import Http404
 
 from grading.models import Attempt, GraderRun, Group
 from review.models import Assignment, Campaign, CampaignGroup, Candidate, FixRequest
@@ -65,6 +65,10 @@ def reviewer_queue(*, reviewer: User) -> list[QueueRow]:
     return rows
 
 
+def open_slots(*, campaign: Campaign, reviewer: User) -> int:
+    return _open_slots(campaign, reviewer)
+
+
 def _open_slots(campaign: Campaign, reviewer: User) -> int:
     """Groups this reviewer could still take (under k, and not already theirs)."""
     live = Assignment.objects.filter(campaign=campaign, status__in=LIVE)
@@ -76,7 +80,7 @@ def _open_slots(campaign: Campaign, reviewer: User) -> int:
     return sum(1 for g in groups if counts.get(g, 0) < campaign.overlap and g not in taken)
 
 
-def assignment_for_reviewer(*, assignment_id: int, reviewer: User) -> Assignment:
+def assignment_for_reviewer(*, assignment_id: int, reviewer: User) -> Assignment | None:
     """The review page's one big read: constant query count in candidates and files."""
     qs = Assignment.objects.filter(pk=assignment_id, reviewer=reviewer).select_related(
         "campaign", "group__task", "group__step__run"
@@ -88,21 +92,23 @@ def assignment_for_reviewer(*, assignment_id: int, reviewer: User) -> Assignment
         Prefetch("candidates", queryset=candidates),
         Prefetch("candidates__fix_requests", queryset=FixRequest.objects.order_by("created_at")),
     )
-    assignment = qs.first()
-    if assignment is None:
-        raise Http404("No such assignment.")
-    return assignment
+    return qs.first()
 
 
-def candidate_for_reviewer(*, assignment: Assignment, token: str) -> Candidate:
-    candidate = (
+def candidate_for_reviewer(*, assignment: Assignment, token: str) -> Candidate | None:
+    return (
         Candidate.objects.select_related("attempt__patch", "attempt__trajectory")
         .filter(assignment=assignment, token=token)
         .first()
     )
-    if candidate is None:
-        raise Http404("No such candidate.")
-    return candidate
+
+
+def fix_request_for_reviewer(*, assignment: Assignment, fix_id: int) -> FixRequest | None:
+    return (
+        FixRequest.objects.select_related("candidate")
+        .filter(pk=fix_id, candidate__assignment=assignment)
+        .first()
+    )
 
 
 def latest_verdict_run(*, group_id: int) -> GraderRun | None:

@@ -14,14 +14,32 @@ from django.utils import timezone
 from grading.models import GraderRun
 from review.models import Assignment, Candidate, Disagreement, FixRequest, Label
 from review.models.reviewing import CRITERIA
+from review.services.diff_checks import fix_anchor_check
+from review.services.reveal import verdict_to_reveal
 from review.services.timing import assignment_clock_advance
-from review.submission import CandidateDraft, submission_problems
+from review.submission import CandidateDraft, Problem, submission_problem_items
 
-LABEL_FIELDS = ("tier", "rank_in_tier", *CRITERIA, "mergeability", "confidence", "notes")
+LABEL_FIELDS = (
+    "tier",
+    "rank_in_tier",
+    *CRITERIA,
+    "mergeability",
+    "confidence",
+    "notes",
+    "prefilled",
+)
 
 
 class LockedError(ValidationError):
     pass
+
+
+class SubmissionError(ValidationError):
+    """The group cannot be submitted yet: every problem, each with its candidate and field."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__([p.text for p in problems])
+        self.problems = problems
 
 
 def check_open(assignment: Assignment) -> None:
@@ -44,6 +62,8 @@ def label_save(
         label, _ = Label.objects.get_or_create(candidate=candidate, defaults={"updated_at": moment})
         for field, value in values.items():
             setattr(label, field, value)
+        # A pre-filled criterion without a score is not pre-filled any more.
+        label.prefilled = [c for c in label.prefilled if getattr(label, c) is not None]
         if label.tier == Label.Tier.EXPLOIT:
             # An exploit is not ranked; a stale rank would only confuse the export.
             label.rank_in_tier = None
@@ -65,11 +85,16 @@ def fix_request_create(
     criterion: str = "",
     now: datetime | None = None,
 ) -> FixRequest:
-    """A line-anchored fix request, stamped with the active time spent on this candidate so far."""
+    """A line-anchored fix request, stamped with the active time spent on this candidate so far.
+
+    The anchor must be a line the reviewer was shown (file in the diff, side it has, line that
+    exists); anything else is refused with the reason, so an export never holds a dead anchor.
+    """
     moment = now or timezone.now()
     with transaction.atomic():
         assignment = assignment_clock_advance(assignment_id=candidate.assignment_id, now=moment)
         check_open(assignment)
+        fix_anchor_check(candidate=candidate, path=path, line=line, side=side)
         spent = Candidate.objects.values_list("active_ms", flat=True).get(pk=candidate.pk)
         return FixRequest.objects.create(
             candidate=candidate,
@@ -93,7 +118,7 @@ def fix_request_delete(*, fix_request: FixRequest) -> None:
         fix_request.delete()
 
 
-def assignment_problems(*, assignment: Assignment) -> list[str]:
+def assignment_problems(*, assignment: Assignment) -> list[Problem]:
     candidates = (
         Candidate.objects.filter(assignment=assignment)
         .select_related("label")
@@ -111,9 +136,10 @@ def assignment_problems(*, assignment: Assignment) -> list[str]:
                 scores=[getattr(label, f) if label else None for f in CRITERIA],
                 mergeability=label.mergeability if label else "",
                 blocking_fix_requests=c.blocking,
+                key=c.token,
             )
         )
-    return submission_problems(drafts, rubric_required=assignment.campaign.rubric_required)
+    return submission_problem_items(drafts, rubric_required=assignment.campaign.rubric_required)
 
 
 def review_submit(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
@@ -124,7 +150,7 @@ def review_submit(*, assignment: Assignment, now: datetime | None = None) -> Ass
         check_open(locked)
         problems = assignment_problems(assignment=locked)
         if problems:
-            raise ValidationError(problems)
+            raise SubmissionError(problems)
         locked.status = Assignment.Status.SUBMITTED
         locked.submitted_at = moment
         locked.focus_active = False
@@ -132,14 +158,41 @@ def review_submit(*, assignment: Assignment, now: datetime | None = None) -> Ass
     return locked
 
 
+class NothingToFlagError(ValidationError):
+    """No revealed verdict to disagree with (not submitted, campaign never reveals, no run)."""
+
+
 def disagreement_flag(
-    *, candidate: Candidate, grader_run: GraderRun, note: str, now: datetime | None = None
+    *,
+    candidate: Candidate,
+    note: str,
+    grader_run: GraderRun | None = None,
+    now: datetime | None = None,
 ) -> Disagreement:
-    if candidate.assignment.status != Assignment.Status.SUBMITTED:
+    """Flag the revealed verdict on one candidate for adjudication, once, with a reason.
+
+    A second flag of the same verdict is refused (it would silently replace the first one that
+    staff may already be reading); `grader_run`, when given, must be the revealed run.
+    """
+    assignment = candidate.assignment
+    run = verdict_to_reveal(assignment=assignment)
+    if run is None or (grader_run is not None and grader_run.pk != run.pk):
+        raise NothingToFlagError("There is no revealed grader verdict to disagree with.")
+    if assignment.status != Assignment.Status.SUBMITTED:
         raise ValidationError("Disagreements can be flagged only after submission.")
-    flag, _ = Disagreement.objects.update_or_create(
-        candidate=candidate,
-        grader_run=grader_run,
-        defaults={"note": note[:5000], "created_at": now or timezone.now()},
-    )
-    return flag
+    reason = note.strip()
+    if not reason:
+        raise ValidationError("Say why you disagree: staff adjudicate from your reason.")
+    with transaction.atomic():
+        if (
+            Disagreement.objects.select_for_update()
+            .filter(candidate=candidate, grader_run=run)
+            .exists()
+        ):
+            raise ValidationError(f"You already flagged {candidate.alias} for adjudication.")
+        return Disagreement.objects.create(
+            candidate=candidate,
+            grader_run=run,
+            note=reason[:5000],
+            created_at=now or timezone.now(),
+        )

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from review.models import Assignment, Candidate
+from review.services.diff_checks import NOT_IN_DIFF, candidate_file_diffs
 from review.services.reviewing import check_open
 
 
 def candidate_viewed_set(*, candidate: Candidate, path: str, viewed: bool) -> list[str]:
     """Mark one file of the candidate's diff viewed or not; returns the viewed paths.
 
-    The caller checks that ``path`` is in the candidate's diff. Idempotent, and safe with two tabs
-    open: the read-modify-write happens under the assignment's row lock.
+    ``path`` must be a file of the candidate's diff. Idempotent, and safe with two tabs open: the
+    read-modify-write happens under the assignment's row lock.
     """
+    if path not in {f.path for f in candidate_file_diffs(candidate=candidate)}:
+        raise ValidationError(NOT_IN_DIFF)
     with transaction.atomic():
         check_open(Assignment.objects.select_for_update().get(pk=candidate.assignment_id))
         row = Candidate.objects.select_for_update().get(pk=candidate.pk)

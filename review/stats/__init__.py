@@ -14,7 +14,14 @@ from review.stats.agreement import (
     raw_agreement,
     weighted_kappa,
 )
-from review.stats.bootstrap import BootstrapCI, cluster_bootstrap_ci, cluster_bootstrap_many
+from review.stats.bootstrap import (
+    MIN_TASKS_FOR_INTERVAL,
+    TOO_FEW_TASKS,
+    BootstrapCI,
+    cluster_bootstrap_ci,
+    cluster_bootstrap_many,
+    interval_shown,
+)
 from review.stats.calibration import Calibration, calibrate_tiers
 from review.stats.consensus import DawidSkene, dawid_skene_one_coin, median_tier
 from review.stats.cost import ReviewCostRecord, TierCost, cost_by_tier
@@ -39,6 +46,8 @@ from review.stats.runs import (
 )
 
 __all__ = [
+    "MIN_TASKS_FOR_INTERVAL",
+    "TOO_FEW_TASKS",
     "AttemptStatusRecord",
     "AuditCandidate",
     "BootstrapCI",
@@ -62,6 +71,7 @@ __all__ = [
     "criterion_kappas_with_ci",
     "dawid_skene_one_coin",
     "headline_with_ci",
+    "interval_shown",
     "kappa_with_ci",
     "kendall_tau_b_per_group",
     "krippendorff_alpha_ordinal",

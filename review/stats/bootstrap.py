@@ -46,6 +46,18 @@ class BootstrapCI:
     n_clusters: int
 
 
+# Below this many tasks a task bootstrap has too few distinct resamples to mean anything (with
+# one task every resample is that task: a zero-width "[0.632, 0.632]"); the estimate is shown
+# alone, saying why.
+MIN_TASKS_FOR_INTERVAL = 5
+TOO_FEW_TASKS = "too few tasks for an interval"
+
+
+def interval_shown(n_tasks: int, low: float | None, high: float | None) -> bool:
+    """Whether an interval over `n_tasks` tasks is worth printing."""
+    return low is not None and high is not None and n_tasks >= MIN_TASKS_FOR_INTERVAL
+
+
 def resample_counts(
     n_clusters: int, n_resamples: int, seed: Seed = None, batch: int | None = None
 ) -> Iterator[IntArray]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import template
 
 from grading.domain.hostile_text import visible as _visible
+from review.stats import MIN_TASKS_FOR_INTERVAL, TOO_FEW_TASKS, interval_shown
 
 register = template.Library()
 
@@ -17,9 +20,40 @@ def visible(text: str) -> str:
 
 
 @register.filter
+def ci_interval(ci: Any, digits: int = 2) -> str:
+    """A CI dict (low, high, n_tasks) as "[0.12, 0.50]", or why there is no interval."""
+    if not isinstance(ci, dict):
+        return "—"
+    n_tasks = int(ci.get("n_tasks") or 0)
+    low, high = ci.get("low"), ci.get("high")
+    if n_tasks < MIN_TASKS_FOR_INTERVAL:
+        return TOO_FEW_TASKS
+    if not interval_shown(n_tasks, low, high):
+        return "no interval"
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+@register.filter
+def ci_label(ci: Any, digits: int = 3) -> str:
+    """As `ci_interval`, naming the interval: "95% CI [0.12, 0.50]"."""
+    text = ci_interval(ci, digits)
+    return f"95% CI {text}" if text.startswith("[") else text
+
+
+@register.filter
 def words(key: str) -> str:
     """`minimality_of_changes` → `minimality of changes`."""
     return str(key or "").replace("_", " ")
+
+
+# The tab labels the page script writes after a save (autosave.js TIER_NAMES): a reload must
+# show the same short text, not "exploit / test tampering", which wrapped the tabs to two rows.
+TIER_SHORT = {"t1": "T1", "t2": "T2", "t3": "T3", "exploit": "exploit"}
+
+
+@register.filter
+def tier_short(tier: str) -> str:
+    return TIER_SHORT.get(tier or "", "")
 
 
 @register.filter

@@ -14,12 +14,14 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from review.blinded_cache import assignment_redactor, rendered_diffs
 from review.diffs import file_id_for
 from review.forms import FixRequestForm, LabelForm
-from review.models import Assignment, Candidate, FixRequest
-from review.selectors.reviewing import candidate_for_reviewer, latest_verdict_run
+from review.models import Assignment
+from review.selectors.reviewing import fix_request_for_reviewer
+from review.services.diff_checks import file_by_id
 from review.services.reviewing import (
+    NothingToFlagError,
+    SubmissionError,
     disagreement_flag,
     fix_request_create,
     fix_request_delete,
@@ -28,7 +30,7 @@ from review.services.reviewing import (
 )
 from review.services.timing import review_events_record
 from review.services.viewing import candidate_viewed_set
-from review.views._common import own_assignment, wants_json
+from review.views._common import own_assignment, own_candidate, wants_json
 
 MAX_EVENT_BODY = 20_000
 
@@ -56,7 +58,7 @@ def _form_problems(form: LabelForm | FixRequestForm) -> list[str]:
 @require_POST
 def label(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
     assignment = own_assignment(request, assignment_id)
-    candidate = candidate_for_reviewer(assignment=assignment, token=token)
+    candidate = own_candidate(assignment, token)
     form = LabelForm(request.POST)
     if not form.is_valid():
         return _errors(request, assignment, _form_problems(form), candidate.alias)
@@ -77,30 +79,16 @@ def label(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
     return _back(assignment, candidate.alias)
 
 
-def _candidate_paths(assignment: Assignment, candidate: Candidate) -> set[str]:
-    diffs = rendered_diffs(
-        patches={candidate.token: candidate.attempt.patch},
-        redactor=assignment_redactor(assignment=assignment),
-        task=assignment.group.task,
-    )
-    return {f.path for f in diffs[candidate.token]}
-
-
 @login_required
 @require_POST
 def fix_create(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
     assignment = own_assignment(request, assignment_id)
-    candidate = candidate_for_reviewer(assignment=assignment, token=token)
+    candidate = own_candidate(assignment, token)
     form = FixRequestForm(request.POST)
     if not form.is_valid():
         return _errors(request, assignment, _form_problems(form), candidate.alias)
-    data = form.cleaned_data
-    if data["path"] not in _candidate_paths(assignment, candidate):
-        return _errors(
-            request, assignment, ["That file is not in this candidate's diff."], candidate.alias
-        )
     try:
-        fix = fix_request_create(candidate=candidate, **data)
+        fix = fix_request_create(candidate=candidate, **form.cleaned_data)
     except ValidationError as exc:
         return _errors(request, assignment, exc.messages, candidate.alias)
     if wants_json(request):
@@ -118,16 +106,11 @@ def fix_create(request: HttpRequest, assignment_id: int, token: str) -> HttpResp
 def viewed(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
     """Tick or untick one file as viewed (`file` = its id on the page, `viewed` = 1 or 0)."""
     assignment = own_assignment(request, assignment_id)
-    candidate = candidate_for_reviewer(assignment=assignment, token=token)
-    by_id = {file_id_for(p): p for p in _candidate_paths(assignment, candidate)}
-    path = by_id.get(request.POST.get("file", ""))
-    if path is None:
-        return _errors(
-            request, assignment, ["That file is not in this candidate's diff."], candidate.alias
-        )
+    candidate = own_candidate(assignment, token)
     try:
+        file = file_by_id(candidate=candidate, file_id=request.POST.get("file", ""))
         paths = candidate_viewed_set(
-            candidate=candidate, path=path, viewed=request.POST.get("viewed") == "1"
+            candidate=candidate, path=file.path, viewed=request.POST.get("viewed") == "1"
         )
     except ValidationError as exc:
         return _errors(request, assignment, exc.messages, candidate.alias)
@@ -140,11 +123,7 @@ def viewed(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse
 @require_POST
 def fix_delete(request: HttpRequest, assignment_id: int, fix_id: int) -> HttpResponse:
     assignment = own_assignment(request, assignment_id)
-    fix = (
-        FixRequest.objects.select_related("candidate")
-        .filter(pk=fix_id, candidate__assignment=assignment)
-        .first()
-    )
+    fix = fix_request_for_reviewer(assignment=assignment, fix_id=fix_id)
     if fix is None:
         raise Http404("No such fix request.")
     try:
@@ -179,11 +158,18 @@ def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = own_assignment(request, assignment_id)
     try:
         review_submit(assignment=assignment)
+    except SubmissionError as exc:
+        if wants_json(request):
+            # Each problem with its candidate token and field, for the page to show in place.
+            fields = [{"candidate": p.key, "field": p.field, "text": p.text} for p in exc.problems]
+            return JsonResponse(
+                {"ok": False, "problems": exc.messages, "fields": fields}, status=400
+            )
+        return _errors(request, assignment, exc.messages, None)
     except ValidationError as exc:
         return _errors(request, assignment, exc.messages, None)
     if wants_json(request):
         return JsonResponse({"ok": True, "url": reverse("review:page", args=[assignment.pk])})
-    messages.success(request, "Review submitted. Thank you!")
     return _back(assignment)
 
 
@@ -191,15 +177,11 @@ def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @require_POST
 def disagree(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
     assignment = own_assignment(request, assignment_id)
-    candidate = candidate_for_reviewer(assignment=assignment, token=token)
-    run = latest_verdict_run(group_id=assignment.group_id)
-    if (
-        run is None
-        or assignment.campaign.reveal_policy != assignment.campaign.Reveal.AFTER_SUBMISSION
-    ):
-        raise Http404("Nothing to disagree with.")
+    candidate = own_candidate(assignment, token)
     try:
-        disagreement_flag(candidate=candidate, grader_run=run, note=request.POST.get("note", ""))
+        disagreement_flag(candidate=candidate, note=request.POST.get("note", ""))
+    except NothingToFlagError:
+        raise Http404("Nothing to disagree with.") from None
     except ValidationError as exc:
         return _errors(request, assignment, exc.messages, candidate.alias)
     messages.success(request, f"Flagged {candidate.alias} for adjudication.")

@@ -20,10 +20,11 @@ from review.blinded_cache import (
 )
 from review.diffs import compare_rows
 from review.models import Assignment, Campaign
+from review.models.reviewing import TIER_TYPICAL_SCORES
 from review.presenters import review_page
-from review.selectors.reviewing import candidate_for_reviewer, reviewer_queue
+from review.selectors.reviewing import reviewer_queue
 from review.services.queue import AssignmentGoneError, assignment_next, assignment_resume
-from review.views._common import is_fragment, own_assignment
+from review.views._common import is_fragment, own_assignment, own_candidate
 
 TRAJECTORY_PAGE = 50
 
@@ -77,6 +78,7 @@ def page(request: HttpRequest, assignment_id: int) -> HttpResponse:
         "locked": assignment.status != Assignment.Status.IN_PROGRESS,
         # Per reviewer, so kept out of the cached file list and applied by the page script.
         "viewed": {panel.token: panel.viewed for panel in context["panels"]},
+        "typicalScores": TIER_TYPICAL_SCORES,
     }
     response = render(request, "review/page.html", context)
     head, *rest = response.content.split(marker.encode())
@@ -122,7 +124,7 @@ def trajectory(request: HttpRequest, assignment_id: int, token: str) -> HttpResp
     assignment = own_assignment(request, assignment_id)
     if not assignment.campaign.show_trajectories:
         raise Http404("This campaign does not show trajectories.")
-    candidate = candidate_for_reviewer(assignment=assignment, token=token)
+    candidate = own_candidate(assignment, token)
     traj = getattr(candidate.attempt, "trajectory", None)
     if traj is None:
         raise Http404("No trajectory.")
@@ -160,7 +162,7 @@ def trajectory(request: HttpRequest, assignment_id: int, token: str) -> HttpResp
 @require_GET
 def file_page(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
     assignment = own_assignment(request, assignment_id)
-    candidate = candidate_for_reviewer(assignment=assignment, token=token)
+    candidate = own_candidate(assignment, token)
     try:
         number = int(request.GET.get("page", "1"))
     except ValueError:

@@ -56,7 +56,8 @@ def test_it_draws_the_dashboard(browser, server_url, artifacts, monkeypatch):
     expected = StatsSnapshot.objects.get().payload["headline"]["kappa"]["estimate"]
     assert kappa == f"{expected:.3f}"
     assert page.locator("figure.chart svg").count() >= 8
-    assert page.locator("svg rect.cell").count() == 9
+    # T1–T3 and exploit on both axes (issue 17: exploit candidates were dropped from a 3×3).
+    assert page.locator("svg rect.cell").count() == 16
     page.screenshot(path=str(artifacts / "dashboard.png"), full_page=True)
 
     # A filter is a new slice: computing first, then its own numbers.

@@ -158,8 +158,9 @@ def test_two_reviewers_complete_a_blind_review(browser, server_url, artifacts, s
     page.click("text=Start the next group")
     page.wait_for_selector(".rv-panel.is-current")
     page.click("#rv-submit button")
-    page.wait_for_selector("#rv-problems li")
-    assert "choose a tier" in page.locator("#rv-problems").inner_text()
+    # Problems appear beside the field they concern (issue 17), not in a list at the top.
+    page.wait_for_selector(".rv-panel.is-current .rv-field-error")
+    assert "choose a tier" in page.locator(".rv-panel.is-current .rv-field-error").inner_text()
     tabs = page.locator(".rv-tab")
     for i in range(tabs.count()):
         tabs.nth(i).click()

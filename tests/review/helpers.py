@@ -39,3 +39,15 @@ def complete_labels(assignment: Any, tier: str = "t1", *, score: int = 4, notes:
     for n, c in enumerate(assignment.candidates.order_by("position")):
         values = {"tier": tier, "rank_in_tier": n + 1, "mergeability": "as_is", "notes": notes}
         label_save(candidate=c, values=values | dict.fromkeys(CRITERIA, score))
+
+
+def added_line(candidate: Any) -> dict[str, Any]:
+    """An anchor a fix request may use: the first added line of the candidate's diff."""
+    from review.diffs import parse_patch
+
+    for f in parse_patch(candidate.attempt.patch.text):
+        for hunk in f.hunks:
+            for ln in hunk.lines:
+                if ln.kind == "+":
+                    return {"path": f.path, "line": ln.new_no, "side": "new"}
+    raise AssertionError("the candidate adds no line")

@@ -12,7 +12,7 @@ from review.services.reviewing import (
     label_save,
     review_submit,
 )
-from tests.review.helpers import complete_labels
+from tests.review.helpers import added_line, complete_labels
 
 pytestmark = pytest.mark.django_db
 
@@ -62,9 +62,7 @@ def test_not_mergeable_needs_a_blocking_fix_request(assignment):
         review_submit(assignment=assignment)
     fix_request_create(
         candidate=c,
-        path="humanize_lite/sizes.py",
-        line=9,
-        side="new",
+        **added_line(c),
         text="wrong",
         severity="blocking",
         criterion="implementation_precision",
@@ -86,7 +84,7 @@ def test_it_locks_after_submission_and_rejects_a_second_submission(assignment):
 
 def test_a_fix_request_can_be_deleted_before_submission(assignment):
     c = assignment.candidates.first()
-    fix = fix_request_create(candidate=c, path="a", line=1, side="old", text="t", severity="nit")
+    fix = fix_request_create(candidate=c, **added_line(c), text="t", severity="nit")
     fix_request_delete(fix_request=fix)
     assert not c.fix_requests.exists()
 

@@ -9,6 +9,7 @@ from review.models import ActivityEvent, Candidate
 from review.services.queue import assignment_next
 from review.services.reviewing import fix_request_create, review_submit
 from review.services.timing import review_events_record
+from tests.review.helpers import added_line
 
 pytestmark = pytest.mark.django_db
 
@@ -91,16 +92,14 @@ def test_a_fix_request_is_stamped_with_the_time_spent_before_it(assignment):
     _send(assignment, t0, 30, "heartbeat", a)
     fix = fix_request_create(
         candidate=a,
-        path="x.py",
-        line=3,
-        side="new",
+        **added_line(a),
         text="t",
         severity="minor",
         now=_at(t0, 42),
     )
     assert fix.active_ms_before == 42_000
     later = fix_request_create(
-        candidate=b, path="x.py", line=1, side="new", text="t", severity="nit", now=_at(t0, 45)
+        candidate=b, **added_line(b), text="t", severity="nit", now=_at(t0, 45)
     )
     assert later.active_ms_before == 0
 

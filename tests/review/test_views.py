@@ -21,6 +21,7 @@ from tests.review.blind import (
     leaks,
     make_ids_distinctive,
 )
+from tests.review.helpers import added_line
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}
@@ -240,9 +241,7 @@ def test_blindness_walk_over_every_response(client, db, reviewer, other_reviewer
         candidate_viewed_set(candidate=c, path=first_path, viewed=True)
         fix_request_create(
             candidate=c,
-            path="humanize_lite/sizes.py",
-            line=1,
-            side="new",
+            **added_line(c),
             text="OTHER-FIX",
             severity="nit",
         )

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.urls import reverse
-from review.models.labels import CRITERIA
 
 from grading.models import GraderConfig, GraderRun, Group
 from review.models import Assignment, Campaign
+from review.models.reviewing import CRITERIA
 from review.services.campaigns import campaign_create
 from tests.factories import StaffFactory, UserFactory
 from tests.security.identity_marks import MARKS, SIGNATURE, hostile_group_import, marks_in

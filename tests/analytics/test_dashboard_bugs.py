@@ -1,0 +1,66 @@
+"""Dashboard bugs of issue 17, each with the case that showed it: exploit candidates in the
+confusion matrix, exploit rates named for what they count, round axis ticks, equal shades for
+equal counts, and no zero-width interval on too few tasks."""
+
+from __future__ import annotations
+
+import pytest
+
+from grading.models import CandidateGrade
+from review.analytics.agreement_dashboard import agreement_payload
+from review.analytics.charts import bars, heatmap, nice_ticks, precise
+from review.analytics.filters import Filters
+from review.analytics.frame import load_frame
+from review.templatetags.review_tags import ci_interval, ci_label
+from tests.analytics.factories import grade_group, make_study, review_group
+
+
+def _payload():
+    f = Filters()
+    return agreement_payload(load_frame(f), filters=f.as_json(), n_resamples=50)
+
+
+@pytest.mark.django_db
+def test_exploit_candidates_are_a_row_and_column_and_have_their_own_rates():
+    study = make_study(2, 4)
+    r1, r2 = study.reviewers
+    for group, atts in zip(study.groups, study.attempts, strict=True):
+        grade_group(group, atts, [1, 2, 3, 3])
+        # Both reviewers call the last candidate an exploit, and so does the grader.
+        review_group(study.campaign, group, atts, r1, ["t1", "t2", "t3", "exploit"])
+        review_group(study.campaign, group, atts, r2, ["t1", "t2", "t3", "exploit"])
+        CandidateGrade.objects.filter(attempt=atts[3]).update(exploit_suspected=True)
+    p = _payload()
+    m = p["confusion"]["matrix_with_exploit"]
+    assert p["confusion"]["labels_with_exploit"] == ["T1", "T2", "T3", "exploit"]
+    assert m[3][3] == 2  # the two exploit candidates, kept instead of dropped
+    assert sum(map(sum, m)) == 8  # every reviewed and graded candidate
+    (rates,) = p["status_rates"]
+    assert rates["exploit_rate"] == 0.0  # no attempt's status says exploit_confirmed
+    assert rates["reviewer_exploit_rate"] == pytest.approx(4 / 16)
+    assert rates["grader_exploit_rate"] == pytest.approx(2 / 8)
+
+
+def test_axis_ticks_are_round_and_bar_labels_keep_their_precision():
+    chart = bars("Median active time to first issue (s)", "cost", ["T1", "T2"], [1.31, 2.63])
+    ticks = [s.text for s in chart.shapes if s.cls == "tick" and s.anchor == "end"]
+    assert ticks == ["0", "1", "2", "3"]
+    assert [s.text for s in chart.shapes if s.cls == "barnum"] == ["1.31", "2.63"]
+    assert nice_ticks(0.9) == ([0.0, 0.25, 0.5, 0.75, 1.0], 2)
+    assert nice_ticks(42)[0][-1] >= 42
+    assert precise(42.44) == "42.4" and precise(1234.0) == "1234"
+
+
+def test_equal_counts_get_equal_shades_and_the_chart_says_how_to_read_it():
+    chart = heatmap("c", "c", [[1, 0], [40, 1]], ["T1", "T2"])
+    fills = {s.title: s.fill for s in chart.shapes if s.kind == "rect"}
+    assert fills["grader T1, humans T1: 1"] == fills["grader T2, humans T2: 1"]
+    assert "larger its count" in chart.note and "40" in chart.note
+
+
+def test_too_few_tasks_print_the_estimate_without_an_interval():
+    one_task = {"estimate": 0.632, "low": 0.632, "high": 0.632, "n_tasks": 1}
+    assert ci_interval(one_task) == "too few tasks for an interval"
+    many = {"estimate": 0.6, "low": 0.41, "high": 0.77, "n_tasks": 12}
+    assert ci_interval(many) == "[0.41, 0.77]"
+    assert ci_label(many) == "95% CI [0.410, 0.770]"
