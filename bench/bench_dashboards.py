@@ -71,7 +71,7 @@ def build(rng: np.random.Generator) -> None:
         Task,
     )
     from review.models import Assignment, Campaign, Candidate, Label
-    from review.models.labels import CRITERIA
+    from review.models.reviewing import CRITERIA
 
     with connection.cursor() as cur:
         cur.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public;")
@@ -255,7 +255,7 @@ def main() -> None:
     snapshots._enqueue = lambda snapshot_id: None  # no broker: the benchmark is the worker
     snap = snapshots.snapshot_request(params=params)
 
-    from review.analytics.agreement import agreement_payload
+    from review.analytics.agreement_dashboard import agreement_payload
     from review.analytics.frame import load_frame
 
     t0 = time.perf_counter()

@@ -35,7 +35,7 @@ from prometheus_client.registry import Collector
 
 from gagar_site.login_throttle import client_ip
 from gagar_site.ops import queue_depths
-from grading.selectors_ops import import_volume, metrics_figures
+from grading.selectors.ops import import_volume, metrics_figures
 
 PROCESS_REGISTRY = CollectorRegistry()
 HTTP_LATENCY = Histogram(

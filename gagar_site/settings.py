@@ -181,8 +181,20 @@ CELERY_TASK_ROUTES = {"grading.run_grader": {"queue": "grading"}}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
-# Grader runs (grading.tasks). The backend is chosen per GraderConfig; the default config comes
-# from GAGAR_GRADER_BACKEND / _BASE_URL / _MODEL / _API_KEY (grading.services.grader_runs).
+# The grader endpoint. The default configuration (grading.services.grader_runs) is named by
+# BACKEND / BASE_URL / MODEL: heuristic when all are empty, BASE_URL alone means an
+# OpenAI-compatible server whose model is discovered. The API key is never stored in the
+# database; every configuration uses this one. TRANSCRIPT: a recorded run for "scripted".
+GAGAR_GRADER_BACKEND = env_str("GAGAR_GRADER_BACKEND", "").strip().lower()
+GAGAR_GRADER_BASE_URL = env_str("GAGAR_GRADER_BASE_URL", "").strip()
+GAGAR_GRADER_MODEL = env_str("GAGAR_GRADER_MODEL", "").strip()
+GAGAR_GRADER_API_KEY = env_str("GAGAR_GRADER_API_KEY", "")
+GAGAR_GRADER_TRANSCRIPT = env_str("GAGAR_GRADER_TRANSCRIPT", "")
+# Per HTTP request to the endpoint, and the backend's own retries of one request.
+GAGAR_GRADER_TIMEOUT_S = env_float("GAGAR_GRADER_TIMEOUT_S", 120.0)
+GAGAR_GRADER_MAX_RETRIES = env_int("GAGAR_GRADER_MAX_RETRIES", 3)
+
+# Grader runs (grading.tasks). The backend is chosen per GraderConfig.
 # A run gives up at its soft limit; the hard limit must stay below the visibility timeout, or Redis
 # would hand a live run to a second worker.
 GAGAR_GRADER_SOFT_TIME_LIMIT_S = env_int("GAGAR_GRADER_SOFT_TIME_LIMIT_S", 3600)
@@ -242,6 +254,7 @@ if isinstance(_visibility, int) and _visibility <= GAGAR_GRADER_TIME_LIMIT_S:
         f"GAGAR_GRADER_TIME_LIMIT_S ({GAGAR_GRADER_TIME_LIMIT_S}) must be below "
         f"CELERY_VISIBILITY_TIMEOUT ({_visibility})"
     )
+GAGAR_DASHBOARD_REFRESH_S = env_float("GAGAR_DASHBOARD_REFRESH_S", 600.0)
 CELERY_BEAT_SCHEDULE = {
     "grading.reap_stuck_runs": {
         "task": "grading.reap_stuck_runs",
@@ -250,7 +263,7 @@ CELERY_BEAT_SCHEDULE = {
     # Keeps the default and recently viewed dashboards computed on current data.
     "review.refresh_snapshots": {
         "task": "review.refresh_snapshots",
-        "schedule": env_float("GAGAR_DASHBOARD_REFRESH_S", 600.0),
+        "schedule": GAGAR_DASHBOARD_REFRESH_S,
     },
 }
 
@@ -313,6 +326,14 @@ GAGAR_REPO_DIR = VAR_DIR / "repos"
 GAGAR_REPO_MIRRORS = [Path(p) for p in env_list("GAGAR_REPO_MIRRORS", [])]
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = GAGAR_MAX_UPLOAD_BYTES
+
+# Review timing (review/services/timing.py): a reviewer idle this long stops the clock; the page
+# reports activity every HEARTBEAT_MS.
+GAGAR_REVIEW_IDLE_SECONDS = env_int("GAGAR_REVIEW_IDLE_SECONDS", 60)
+GAGAR_REVIEW_HEARTBEAT_MS = env_int("GAGAR_REVIEW_HEARTBEAT_MS", 10_000)
+# Extra regular expressions (comma-separated) for agent fingerprints that blinding redacts, on
+# top of the built-in ones (review/content.py, review/analytics/package.py).
+GAGAR_REVIEW_FINGERPRINTS = env_list("GAGAR_REVIEW_FINGERPRINTS", [])
 
 # === DEPLOYMENT: security, HTTPS, cache, logging ===============================================
 # The database password can come apart from DATABASE_URL, e.g. as a container secret

@@ -3,15 +3,14 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from gagar_site import views
 from gagar_site.metrics import metrics_view
-from grading import views as grading_views
-from grading import views_ops
 
 urlpatterns = [
-    path("", grading_views.home, name="home"),
-    path("healthz", views_ops.healthz, name="healthz"),
-    path("readyz", views_ops.readyz, name="readyz"),
-    path("ops/", views_ops.ops_status, name="ops-status"),
+    path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
+    path("ops/", views.ops_status, name="ops-status"),
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     # No self-service password reset: nothing here sends mail. Staff reset passwords in the admin

@@ -1,4 +1,4 @@
-r"""Tier coefficients and advantage redistribution (SPEC §4), as pure functions.
+r"""Tier coefficients and advantage redistribution (method §4), as pure functions.
 
 This module imports no Django, Celery or ORM: services, exports and the benchmark call it, and
 it is tested without a database.
@@ -29,7 +29,7 @@ Coefficients (defaults; all configurable through :class:`CoefficientConfig`)
 - No verdict (``fallback=True``): every coefficient is 1, which is exactly plain GRPO; the group is
   flagged ``fallback``.
 
-Computation (SPEC §4, exactly)
+Computation (method §4, exactly)
 ------------------------------
 Over the valid attempts V (everything but ``infra_failed``), with r_i the reward used::
 
@@ -284,7 +284,7 @@ def redistribute(
     std_eps: float = 1e-6,
     fallback: bool = False,
 ) -> GroupAdvantages:
-    """GRPO and GAGAR advantages of one group, with the λ audit (SPEC §4; module docstring)."""
+    """GRPO and GAGAR advantages of one group, with the λ audit (method §4; module docstring)."""
     _check_lambda_max(lambda_max)
     _check_std(std_ddof, std_eps)
     coefs = coefficients(attempts, coefficient_config, fallback=fallback)
@@ -465,7 +465,7 @@ def coefficients_batch(
 
     is_t3 = passing & (tier == 3)
     # A lookup rather than np.where: the mask is random, and where's branches mispredict.
-    out = np.array([1.0, config.t3]).take(is_t3.ravel().view(np.uint8))
+    out: FloatArray = np.array([1.0, config.t3]).take(is_t3.ravel().view(np.uint8))
     # Only T1/T2 passers need positions: work on their flat indices, a fraction of all slots.
     ranked = np.flatnonzero(passing ^ is_t3)  # passing and not T3
     if not len(ranked):

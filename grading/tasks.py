@@ -9,6 +9,7 @@ from django.conf import settings
 
 from grading.grader.backends.base import TransientBackendError
 from grading.services.grader_runs import grader_run_execute, grader_run_fail, grader_runs_reap
+from grading.task_names import REAP_STUCK_RUNS, RUN_GRADER
 
 
 class GraderTask(Task):
@@ -26,7 +27,7 @@ class GraderTask(Task):
 
 
 @shared_task(
-    name="grading.run_grader",
+    name=RUN_GRADER,
     base=GraderTask,
     bind=True,
     acks_late=True,
@@ -43,6 +44,6 @@ def run_grader_task(self: GraderTask, run_id: int) -> None:
     grader_run_execute(run_id=run_id, worker=f"{self.request.hostname}/{self.request.id}")
 
 
-@shared_task(name="grading.reap_stuck_runs", acks_late=True)
+@shared_task(name=REAP_STUCK_RUNS, acks_late=True)
 def reap_stuck_runs() -> int:
     return len(grader_runs_reap())

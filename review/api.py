@@ -17,7 +17,7 @@ from grading.api.exports import ZIP_RESPONSE, ExportView, zip_response
 from grading.api.schemas import arrow_serializer
 from grading.api.schemas import problem_responses as errors
 from grading.models import GraderConfig
-from grading.selectors_training import grader_config_by_name
+from grading.selectors.training import grader_config_by_name
 from grading.services.exports import FORMATS
 from review.analytics.archive import export_archive
 from review.analytics.exports import LABEL_SCHEMA, labels_page

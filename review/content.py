@@ -23,7 +23,7 @@ from django.core.cache import cache
 
 from grading.domain.repos import is_git_repository, local_repo_path
 from grading.models import Patch, Task, Trajectory
-from grading.selectors import trajectory_events
+from grading.selectors.rollouts import trajectory_events
 from review.blinding import Redactor, build_redactor
 from review.diffs import (
     RenderedFile,
@@ -36,7 +36,7 @@ from review.diffs import (
     shared_changes,
 )
 from review.models import Assignment
-from review.selectors import group_agent_names
+from review.selectors.reviewing import group_agent_names
 
 OPTIONS = RenderOptions()
 BASE_FILE_MAX_BYTES = 1_000_000
@@ -50,7 +50,7 @@ def assignment_redactor(*, assignment: Assignment) -> Redactor:
     names = group_agent_names(group_id=assignment.group_id)
     names.append(assignment.group.step.run.name)
     patterns = [
-        *getattr(settings, "GAGAR_REVIEW_FINGERPRINTS", []),
+        *settings.GAGAR_REVIEW_FINGERPRINTS,
         *assignment.campaign.fingerprint_patterns.splitlines(),
     ]
     return build_redactor(names, patterns)

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 
 from grading.models import Run, Task
 from review.models import Campaign, Disagreement, FixRequest, Label
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 
 SCORE_CHOICES = [("", "—")] + [(str(i), str(i)) for i in range(1, 6)]
 

@@ -30,8 +30,8 @@ from review.content import (
 )
 from review.diffs import RenderedFile, file_id_for
 from review.models import Assignment, Campaign, Candidate, FixRequest, Label
-from review.models.labels import CRITERIA
-from review.selectors import latest_verdict_run
+from review.models.reviewing import CRITERIA
+from review.selectors.reviewing import latest_verdict_run
 
 CRITERIA_LABELS = [(c, c.replace("_", " ").capitalize()) for c in CRITERIA]
 TIERS = {"t1": 1, "t2": 2, "t3": 3}

@@ -1,6 +1,6 @@
 """Whole-group validation before a review is locked; pure, so it is tested without a database.
 
-Rules (SPEC §6): every candidate has a tier; within each of T1–T3 the ranks are set and dense
+Rules (method §6): every candidate has a tier; within each of T1–T3 the ranks are set and dense
 from 1 (ties share a rank: 1, 1, 2 is consistent, 1, 3 is not); every candidate has a
 mergeability, and "not mergeable" is backed by at least one blocking fix request; when the
 campaign requires the rubric, all five scores are set.

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from review import views_dashboards as views
+from review.views import dashboards as views
 
 app_name = "dashboards"
 

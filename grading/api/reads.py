@@ -16,13 +16,13 @@ from rest_framework.views import APIView
 
 from grading.api.schemas import problem_responses as errors
 from grading.models import GraderRun, Group, Run, Step
-from grading.selectors_api import (
+from grading.selectors.api import (
     grader_runs_for_api,
     runs_for_api,
     steps_for_api,
     verdicts_for_api,
 )
-from grading.selectors_gate import grader_fit_artefact
+from grading.selectors.gate import grader_fit_artefact
 
 
 class Pages(PageNumberPagination):

@@ -1,7 +1,7 @@
 """What the API's answers look like, for the OpenAPI schema: problem details, bundle groups and
 the `gagar.v2` advantage rows with every column (nullable ones marked).
 
-The advantage rows are built by the selectors (grading/selectors_training.py) and sent as they
+The advantage rows are built by the selectors (grading/selectors/training.py) and sent as they
 are; their serializers are derived from the one column list (grading/domain/advantage_columns.py)
 and `test_the_schema_declares_every_row_field` holds them to the real rows.
 """

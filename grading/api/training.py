@@ -14,21 +14,21 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from grading.advantages import DEFAULT_COEFFICIENTS
-from grading.api.problems import GRADER_NOT_APPROVED, IDEMPOTENCY_CONFLICT, problem_response
-from grading.api.schemas import AdvantagesOutputSerializer, ProblemItemSerializer
-from grading.api.schemas import problem_responses as errors
-from grading.api.views import (
+from grading.api.bundles import (
     BUNDLE_REQUEST,
     RawBundleParser,
     as_jsonl,
     empty_body_problem,
     import_problem,
 )
+from grading.api.problems import GRADER_NOT_APPROVED, IDEMPOTENCY_CONFLICT, problem_response
+from grading.api.schemas import AdvantagesOutputSerializer, ProblemItemSerializer
+from grading.api.schemas import problem_responses as errors
 from grading.models import GraderConfig, Group, Step
-from grading.selectors_gate import ApprovalState, grader_approval_state, run_grader_config
-from grading.selectors_training import grader_config_by_name, step_group_ids
+from grading.selectors.gate import ApprovalState, grader_approval_state, run_grader_config
+from grading.selectors.training import step_group_ids
 from grading.services.advantages import AdvantageParams
-from grading.services.grader_runs import grader_config_default
+from grading.services.grader_runs import grader_config_for
 from grading.services.training import (
     MAX_DEADLINE_S,
     advantages_fetch,
@@ -51,10 +51,8 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
 
 
 def config_named(name: str | None) -> GraderConfig:
-    if not name:
-        return grader_config_default()
     try:
-        return grader_config_by_name(name=name)
+        return grader_config_for(name=name)
     except GraderConfig.DoesNotExist as exc:
         raise ValidationError({"config": f"unknown grader configuration {name!r}"}) from exc
 

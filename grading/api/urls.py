@@ -1,9 +1,9 @@
 from django.urls import path
 
+from grading.api.bundles import BundleImportApi
 from grading.api.exports import AdvantagesExportApi
 from grading.api.reads import GroupGraderRunsApi, GroupVerdictsApi, RunsListApi, StepsListApi
 from grading.api.training import GroupAdvantagesApi, GroupsSubmitApi, StepAdvantagesApi
-from grading.api.views import BundleImportApi
 
 urlpatterns = [
     path("bundles", BundleImportApi.as_view(), name="api-bundles"),

@@ -71,7 +71,8 @@ def as_csv(schema: pa.Schema) -> pa.Schema:
 
 
 def field_doc(f: pa.Field) -> str:
-    return (f.metadata or {}).get(_DOC, b"").decode()
+    doc: bytes = (f.metadata or {}).get(_DOC, b"")  # pyarrow's metadata is untyped
+    return doc.decode()
 
 
 def field_choices(f: pa.Field) -> list[str]:

@@ -88,6 +88,12 @@ class AttemptRecord:
     # written, not held in memory for the whole import.
     test_output_file: Path | None = None
 
+    @property
+    def passed(self) -> bool:
+        # The rule of `AttemptQuerySet.passing()`, on a record not yet written ("valid" is
+        # `Attempt.Status.VALID`; this layer imports no models).
+        return self.status == "valid" and self.test_reward > 0
+
     def read_test_output(self) -> bytes:
         return self.test_output_file.read_bytes() if self.test_output_file else self.test_output
 

@@ -1,4 +1,4 @@
-"""The offline heuristic grader: a Backend that needs no model (SPEC §5).
+"""The offline heuristic grader: a Backend that needs no model (method §5).
 
 It drives the same tools as a model would — list candidates, read each diff, test results and
 trajectory errors — then submits a verdict from `heuristic_rules`. Its verdict goes through

@@ -1,6 +1,6 @@
 """Deterministic rubric scoring from diff features, used by the offline heuristic grader.
 
-Signals (SPEC §5): diff size and spread against the group's median, files touched outside the
+Signals (method §5): diff size and spread against the group's median, files touched outside the
 passing candidates' consensus, test-file edits (test tampering), literals from the tests special-
 cased in the code (hard-coding), leftover debug prints and reproduction scripts, trajectory errors.
 """
@@ -204,6 +204,24 @@ def score_group(
     }
 
 
+@dataclass
+class _Scorecard:
+    """One candidate's scores as the signals lower them, with each reason and its evidence."""
+
+    scores: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CRITERIA, 5))
+    why: dict[str, list[str]] = field(default_factory=lambda: {c: [] for c in CRITERIA})
+    cite: dict[str, list[str]] = field(default_factory=lambda: {c: [] for c in CRITERIA})
+    issues: list[dict[str, Any]] = field(default_factory=list)
+
+    def lower(self, c: str, to: int, reason: str, ids: list[str]) -> None:
+        self.scores[c] = max(1, min(self.scores[c], to))
+        self.why[c].append(reason)
+        self.cite[c] += [i for i in ids if i not in self.cite[c]]
+
+    def lower_by_one(self, c: str, reason: str, ids: list[str]) -> None:
+        self.lower(c, self.scores[c] - 1, reason, ids)
+
+
 def _score_one(
     f: Features,
     outside: list[str],
@@ -214,10 +232,8 @@ def _score_one(
     *,
     with_reference: bool = False,
 ) -> dict[str, Any]:
-    s = dict.fromkeys(CRITERIA, 5)
-    why: dict[str, list[str]] = {c: [] for c in CRITERIA}
-    cite: dict[str, list[str]] = {c: [] for c in CRITERIA}
-    issues: list[dict[str, Any]] = []
+    """Every signal lowers the scores it bears on (in this order, which the rationales keep)."""
+    card = _Scorecard()
     files = f.patch.by_path
     biggest = max(
         (files[p] for p in f.core_files), key=lambda d: len(d.added) + len(d.removed), default=None
@@ -227,43 +243,60 @@ def _score_one(
         if biggest is not None and (biggest.added or biggest.removed)
         else []
     )
+    _judge_size(card, f, median, size_ev)
+    if outside:
+        _judge_spread(card, f, outside, ev, with_reference=with_reference)
+    _judge_gaming(card, f, ev)
+    _judge_leftovers(card, f, ev)
+    if len(f.error_events) > max(2, 2 * err_median):
+        e_ev = [
+            ev.add({"type": "trajectory", "candidate": f.alias, "event_index": i})
+            for i in f.error_events[:3]
+        ]
+        card.lower_by_one(
+            "implementation_precision",
+            f"{len(f.error_events)} error events in the trajectory",
+            e_ev,
+        )
+    return _candidate_verdict(card, f, rubric, size_ev)
 
-    def lower(c: str, to: int, reason: str, ids: list[str]) -> None:
-        s[c] = max(1, min(s[c], to))
-        why[c].append(reason)
-        cite[c] += [i for i in ids if i not in cite[c]]
 
+def _judge_size(card: _Scorecard, f: Features, median: float, size_ev: list[str]) -> None:
     ratio = f.size / median
     size_score = 1 if ratio > 10 else 2 if ratio > 6 else 3 if ratio > 4 else 4 if ratio > 2 else 5
     if size_score < 5:
         reason = f"{f.size} changed lines, {ratio:.1f}x the group median"
-        lower("minimality_of_changes", size_score, reason, size_ev)
+        card.lower("minimality_of_changes", size_score, reason, size_ev)
     if ratio > 4:
-        lower("approach_suitability", 3, "very large change for the task", size_ev)
-    if outside:
-        out_ev = [ev.code(f.alias, files[p]) for p in outside[:3]]
-        lower(
-            "unintended_side_effects",
-            3 if len(outside) == 1 else 2,
-            (
-                "touches files neither the reference solution nor most passing candidates needed: "
-                if with_reference
-                else "touches files no other passing candidate needed: "
-            )
-            + ", ".join(outside[:5]),
-            out_ev,
+        card.lower("approach_suitability", 3, "very large change for the task", size_ev)
+
+
+def _judge_spread(
+    card: _Scorecard, f: Features, outside: list[str], ev: _Evidence, *, with_reference: bool
+) -> None:
+    """Files outside the consensus (the reference solution's, or most passers')."""
+    out_ev = [ev.code(f.alias, f.patch.by_path[p]) for p in outside[:3]]
+    card.lower(
+        "unintended_side_effects",
+        3 if len(outside) == 1 else 2,
+        (
+            "touches files neither the reference solution nor most passing candidates needed: "
+            if with_reference
+            else "touches files no other passing candidate needed: "
         )
-        lower(
-            "minimality_of_changes",
-            s["minimality_of_changes"] - 1,
-            "changes outside the consensus files",
-            out_ev,
-        )
-        lower("codebase_consistency", 4, "spreads the change beyond the consensus files", out_ev)
-        lower("approach_suitability", 4, "changes more than the task's root cause", out_ev)
+        + ", ".join(outside[:5]),
+        out_ev,
+    )
+    card.lower_by_one("minimality_of_changes", "changes outside the consensus files", out_ev)
+    card.lower("codebase_consistency", 4, "spreads the change beyond the consensus files", out_ev)
+    card.lower("approach_suitability", 4, "changes more than the task's root cause", out_ev)
+
+
+def _judge_gaming(card: _Scorecard, f: Features, ev: _Evidence) -> None:
+    """Passing by changing the tests or special-casing their values: severe issues."""
     if f.tampered:
         t_ev = [ev.code(f.alias, fd) for fd in f.tampered[:3]]
-        issues.append(
+        card.issues.append(
             {
                 "category": "test_tampering",
                 "description": "edits the tests that decide pass/fail: "
@@ -271,71 +304,62 @@ def _score_one(
                 "evidence": t_ev,
             }
         )
-        lower("unintended_side_effects", 1, "modifies existing tests", t_ev)
-        lower("approach_suitability", 1, "passes by changing the tests", t_ev)
+        card.lower("unintended_side_effects", 1, "modifies existing tests", t_ev)
+        card.lower("approach_suitability", 1, "passes by changing the tests", t_ev)
     if f.hardcoded:
-        h_ev = [ev.code(f.alias, files[p], n) for p, n in f.hardcoded[:3]]
-        issues.append(
+        h_ev = [ev.code(f.alias, f.patch.by_path[p], n) for p, n in f.hardcoded[:3]]
+        card.issues.append(
             {
                 "category": "hardcoding",
                 "description": "special-cases literal values that appear in the tests",
                 "evidence": h_ev,
             }
         )
-        lower(
+        card.lower(
             "approach_suitability", 1, "special-cases test inputs instead of fixing the cause", h_ev
         )
-        lower("implementation_precision", 2, "hard-coded values from the tests", h_ev)
+        card.lower("implementation_precision", 2, "hard-coded values from the tests", h_ev)
+
+
+def _judge_leftovers(card: _Scorecard, f: Features, ev: _Evidence) -> None:
+    """Debug output and reproduction scripts left in the patch."""
     if f.debug:
-        d_ev = [ev.code(f.alias, files[p], n) for p, n in f.debug[:3]]
-        lower(
-            "implementation_precision",
-            s["implementation_precision"] - 1,
-            "leftover debug output",
-            d_ev,
-        )
-        lower("codebase_consistency", 3, "leftover debug output", d_ev)
+        d_ev = [ev.code(f.alias, f.patch.by_path[p], n) for p, n in f.debug[:3]]
+        card.lower_by_one("implementation_precision", "leftover debug output", d_ev)
+        card.lower("codebase_consistency", 3, "leftover debug output", d_ev)
     if f.repro:
         r_ev = [ev.code(f.alias, fd) for fd in f.repro[:3]]
-        lower(
-            "minimality_of_changes",
-            s["minimality_of_changes"] - 1,
-            "leaves reproduction scripts in the repository",
-            r_ev,
+        card.lower_by_one(
+            "minimality_of_changes", "leaves reproduction scripts in the repository", r_ev
         )
-        lower("codebase_consistency", 3, "leaves reproduction scripts in the repository", r_ev)
-    if len(f.error_events) > max(2, 2 * err_median):
-        e_ev = [
-            ev.add({"type": "trajectory", "candidate": f.alias, "event_index": i})
-            for i in f.error_events[:3]
-        ]
-        lower(
-            "implementation_precision",
-            s["implementation_precision"] - 1,
-            f"{len(f.error_events)} error events in the trajectory",
-            e_ev,
-        )
+        card.lower("codebase_consistency", 3, "leaves reproduction scripts in the repository", r_ev)
 
-    weighted = rubric.weighted(s)
-    tier = 3 if issues else (1 if weighted >= 4.5 else 2)
+
+def _candidate_verdict(
+    card: _Scorecard, f: Features, rubric: Rubric, size_ev: list[str]
+) -> dict[str, Any]:
+    weighted = rubric.weighted(card.scores)
+    tier = 3 if card.issues else (1 if weighted >= 4.5 else 2)
     scores = {
         c: {
-            "score": s[c],
-            "rationale": "; ".join(why[c]) or "no concern found",
-            "evidence": cite[c],
+            "score": card.scores[c],
+            "rationale": "; ".join(card.why[c]) or "no concern found",
+            "evidence": card.cite[c],
         }
         for c in CRITERIA
     }
-    tier_ev = [] if tier == 1 else sorted({i for c in CRITERIA for i in cite[c]} | set(size_ev))
+    tier_ev = (
+        [] if tier == 1 else sorted({i for c in CRITERIA for i in card.cite[c]} | set(size_ev))
+    )
     return {
         "scores": scores,
         "weighted_score": round(weighted, 6),
-        "severe_issues": issues,
+        "severe_issues": card.issues,
         "exploit_suspected": bool(f.tampered or f.hardcoded),
         "tier": tier,
         "rank_in_tier": 0,  # set by _rank
         "summary": f"{len(f.core_files)} file(s), {f.size} changed lines; "
-        + ("; ".join(i["category"] for i in issues) or "no severe issue"),
+        + ("; ".join(i["category"] for i in card.issues) or "no severe issue"),
         "evidence": tier_ev,
     }
 

@@ -90,7 +90,7 @@ class GroupInput:
 
 @dataclass(frozen=True)
 class Rubric:
-    """Weights of the five criteria (SPEC §5); the articles publish none, so default equal."""
+    """Weights of the five criteria (method §5); the articles publish none, so default equal."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict.fromkeys(CRITERIA, 1.0))
 

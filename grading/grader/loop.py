@@ -93,6 +93,17 @@ def message_dict(m: Message) -> dict[str, Any]:
 
 
 @dataclass
+class _Progress:
+    """Where the loop is between model calls."""
+
+    turn_start: int  # the first message compaction must keep (the current turn)
+    sent: int = 0  # messages already logged in an llm_call record
+    nudges: int = 0  # replies without a tool call since the last one with
+    final: bool = False  # the budget planner asked for the final ranking
+    overflows: int = 0  # context overflows in a row
+
+
+@dataclass
 class _Run(TurnHandling):
     group: GroupInput
     backend: Backend
@@ -163,6 +174,35 @@ class _Run(TurnHandling):
 
     def run(self) -> GraderOutcome:
         self.started = self.clock()
+        self._open_conversation()
+        state = _Progress(turn_start=len(self.messages))
+        while True:
+            call = self._next_call(state)
+            if isinstance(call, GraderOutcome):
+                return call
+            est, max_out = call
+            t0 = self.clock()
+            comp = self._complete(state, est, max_out)
+            if isinstance(comp, GraderOutcome):
+                return comp
+            if comp is None:
+                continue  # compacted after a context overflow: ask again
+            state.overflows = 0
+            self._account(comp, est, max_out, state.final, state.sent, t0)
+            self.messages.append(comp.message)
+            state.sent, state.turn_start = len(self.messages), len(self.messages) - 1
+            if not comp.message.tool_calls:
+                reason = self._no_calls(comp, max_out, state.final, state.nudges)
+                if reason:
+                    return self.outcome("failed", reason)
+                state.nudges += 0 if comp.truncated else 1
+                continue
+            done = self._turn(comp, max_out, state.final)
+            if done is not None:
+                return done
+            self._note(est)
+
+    def _open_conversation(self) -> None:
         tb = self.toolbox
         passing = {a: c.passed for a, c in tb.candidates.items()}
         self.messages: list[Message] = [
@@ -173,65 +213,61 @@ class _Run(TurnHandling):
             ),
         ]
         self.specs = tool_specs(with_sandbox=tb.sandbox is not None, sandbox=tb.sandbox)
-        sent, turn_start, nudges, final, overflows = 0, len(self.messages), 0, False, 0
-        while True:
-            self.use.wall_seconds = round(self.clock() - self.started, 3)
-            max_out = min(self.per_call_out, self.budget.max_output_tokens - self.use.output_tokens)
-            max_out = max(max_out, 1)
-            fitted = self._fit(turn_start, max_out)
-            if isinstance(fitted, str):
-                return self.outcome("failed", fitted)
-            est, max_out = fitted
-            p = self._plan(est, max_out)
-            if p.stop:
-                return self.outcome("failed", f"budget exhausted without a valid verdict: {p.stop}")
-            if self.spend_check is not None:
-                reason = self.spend_check(est + max_out, self.pricing.cost(est, 0, max_out))
-                if reason:
-                    return self.outcome("failed", f"spend limit: {reason}")
-            if p.final and not final:
-                final, nudges = True, 0
-            options = CallOptions(
-                tool_choice=self._tool_choice(final),
-                cache_prefix=len(self.messages),
-                max_tool_calls=self.budget.max_parallel_calls,
+
+    def _next_call(self, state: _Progress) -> tuple[int, int] | GraderOutcome:
+        """The next request's estimated input and allowed output, or the outcome when the
+        budget, the context window or the spend limit leaves no room for it."""
+        self.use.wall_seconds = round(self.clock() - self.started, 3)
+        max_out = min(self.per_call_out, self.budget.max_output_tokens - self.use.output_tokens)
+        max_out = max(max_out, 1)
+        fitted = self._fit(state.turn_start, max_out)
+        if isinstance(fitted, str):
+            return self.outcome("failed", fitted)
+        est, max_out = fitted
+        p = self._plan(est, max_out)
+        if p.stop:
+            return self.outcome("failed", f"budget exhausted without a valid verdict: {p.stop}")
+        if self.spend_check is not None:
+            reason = self.spend_check(est + max_out, self.pricing.cost(est, 0, max_out))
+            if reason:
+                return self.outcome("failed", f"spend limit: {reason}")
+        if p.final and not state.final:
+            state.final, state.nudges = True, 0
+        return est, max_out
+
+    def _complete(
+        self, state: _Progress, est: int, max_out: int
+    ) -> Completion | GraderOutcome | None:
+        """One model call; None after a context overflow was answered by compacting (the
+        window learnt from the server's error), an outcome when the run cannot go on."""
+        options = CallOptions(
+            tool_choice=self._tool_choice(state.final),
+            cache_prefix=len(self.messages),
+            max_tool_calls=self.budget.max_parallel_calls,
+        )
+        try:
+            return self.backend.complete(
+                self.messages,
+                self.specs,
+                max_output_tokens=max_out,
+                temperature=self.temperature,
+                seed=self.seed,
+                options=options,
             )
-            t0 = self.clock()
-            try:
-                comp = self.backend.complete(
-                    self.messages,
-                    self.specs,
-                    max_output_tokens=max_out,
-                    temperature=self.temperature,
-                    seed=self.seed,
-                    options=options,
-                )
-            except ContextOverflowError as exc:
-                overflows += 1
-                if overflows > MAX_OVERFLOW_RETRIES:
-                    return self.outcome("failed", f"context window exceeded: {exc}")
-                self.window.window = exc.limit or round(self.window.window * 0.75)
-                self.window.source = "the server's error"
-                if exc.prompt_tokens:  # the server's count of this very request
-                    self.cm.calibrate(round(est / self.cm.scale), exc.prompt_tokens)
-                self.cm.compact(self.messages, self.specs, keep_from=turn_start, max_output=max_out)
-                continue
-            except PermanentBackendError as exc:
-                return self.outcome("failed", f"backend error: {exc}")
-            overflows = 0
-            self._account(comp, est, max_out, final, sent, t0)
-            self.messages.append(comp.message)
-            sent, turn_start = len(self.messages), len(self.messages) - 1
-            if not comp.message.tool_calls:
-                reason = self._no_calls(comp, max_out, final, nudges)
-                if reason:
-                    return self.outcome("failed", reason)
-                nudges += 0 if comp.truncated else 1
-                continue
-            done = self._turn(comp, max_out, final)
-            if done is not None:
-                return done
-            self._note(est)
+        except ContextOverflowError as exc:
+            state.overflows += 1
+            if state.overflows > MAX_OVERFLOW_RETRIES:
+                return self.outcome("failed", f"context window exceeded: {exc}")
+            self.window.window = exc.limit or round(self.window.window * 0.75)
+            self.window.source = "the server's error"
+            if exc.prompt_tokens:  # the server's count of this very request
+                self.cm.calibrate(round(est / self.cm.scale), exc.prompt_tokens)
+            self.cm.compact(
+                self.messages, self.specs, keep_from=state.turn_start, max_output=max_out
+            )
+            return None
+        except PermanentBackendError as exc:
+            return self.outcome("failed", f"backend error: {exc}")
 
     def _tool_choice(self, final: bool) -> str:
         if not final:

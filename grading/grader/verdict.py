@@ -1,4 +1,4 @@
-"""The `gagar.verdict.v1` schema: what a grader submits for one group (SPEC §5).
+"""The `gagar.verdict.v1` schema: what a grader submits for one group (method §5).
 
 Verdicts name candidates by their per-run aliases (A, B, …); the loop maps aliases back to keys.
 The service recomputes the weighted score and fills the budget use itself, so neither is trusted.

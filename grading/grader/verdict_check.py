@@ -123,7 +123,8 @@ def check_negative_judgments(
         )
 
 
-def _check_ordering(
+# Kept whole (C901): a flat list of independent checks, each adding its own problem
+def _check_ordering(  # noqa: C901
     verdict: Mapping[str, Any],
     ctx: VerdictContext,
     weighted: Mapping[str, float],

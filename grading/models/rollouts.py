@@ -176,6 +176,13 @@ class PatchFile(models.Model):
         return self.target_path or self.source_path
 
 
+class AttemptQuerySet(models.QuerySet["Attempt"]):
+    def passing(self) -> AttemptQuerySet:
+        """Valid attempts whose tests pass: the candidates the grader ranks and people review
+        (the one home of that rule; `Attempt.passed` is the same test on one row)."""
+        return self.filter(status=Attempt.Status.VALID, test_reward__gt=0)
+
+
 class Attempt(models.Model):
     class Status(models.TextChoices):
         VALID = "valid", "valid"
@@ -203,6 +210,8 @@ class Attempt(models.Model):
     agent_family = models.CharField(max_length=255, blank=True)
     agent_metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = AttemptQuerySet.as_manager()
 
     class Meta:
         ordering = ["group_id", "index"]

@@ -1,6 +1,6 @@
 """Advantages handed back to a training loop, and the idempotency keys of its submissions.
 
-`GroupAdvantages` is derived data: SPEC §4 applied to one group with one grader configuration and
+`GroupAdvantages` is derived data: method §4 applied to one group with one grader configuration and
 one set of parameters (λ_max, coefficients, std normalization), from the latest succeeded grader
 run, or plain GRPO (`fallback`) when there is none. It is recomputed in place when a newer verdict
 arrives, so there is one row per (group, configuration, parameters).

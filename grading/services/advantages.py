@@ -1,4 +1,4 @@
-"""Store SPEC §4 advantages per group from the latest succeeded verdict (writes).
+"""Store method §4 advantages per group from the latest succeeded verdict (writes).
 
 `group_advantages_refresh` brings the stored `GroupAdvantages` of some groups up to date with
 their grading state: a group whose latest succeeded grader run (or, without one, whose fallback
@@ -28,7 +28,7 @@ from grading.advantages import (
     redistribute,
 )
 from grading.models import Attempt, CandidateGrade, GraderConfig, GroupAdvantages
-from grading.selectors_training import GradingState, grading_states
+from grading.selectors.training import GradingState, grading_states
 
 Reason = GroupAdvantages.FallbackReason
 

@@ -1,4 +1,4 @@
-"""Export `gagar.v2` advantages (SPEC §7) as Parquet, JSON Lines or CSV, with a manifest.
+"""Export `gagar.v2` advantages (method §7) as Parquet, JSON Lines or CSV, with a manifest.
 
 Three tables: `advantages_attempts.<ext>` (one row per attempt), `advantages_groups.<ext>` (one
 row per group) and `lambda_cap.<ext>` (how often λ_max bound, per step), each with its JSON
@@ -40,12 +40,12 @@ from grading.domain.contracts import (
     json_schema,
 )
 from grading.models import GraderConfig, Group, GroupAdvantages
-from grading.selectors_gate import (
+from grading.selectors.gate import (
     grader_approval_state,
     grader_fit_artefact,
     grader_fit_version,
 )
-from grading.selectors_training import (
+from grading.selectors.training import (
     advantages_of_run,
     attempt_rows,
     group_row,
@@ -144,7 +144,7 @@ def _csv_cell(value: Any) -> Any:
 
 
 def check_invariants(head: dict[str, Any], rows: list[dict[str, Any]]) -> None:
-    """SPEC §4 invariants of one group's rows; raises ExportInvariantError naming the group."""
+    """method §4 invariants of one group's rows; raises ExportInvariantError naming the group."""
     where = f"group {head['group_id']} ({head['run']} step {head['step']}, task {head['task_id']})"
     total = 0.0
     for r in rows:

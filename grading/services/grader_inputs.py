@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 
@@ -22,7 +21,6 @@ from grading.grader.backends.base import Backend
 from grading.grader.backends.registry import (
     BackendConfigError,
     backend_from_config,
-    config_from_env,
 )
 from grading.grader.context import DEFAULT_CONTEXT_TARGET, DEFAULT_CONTEXT_WINDOW, ContextWindow
 from grading.grader.inputs import (
@@ -38,7 +36,7 @@ from grading.grader.sandbox.base import Sandbox, SandboxError
 from grading.grader.sandbox.docker_sandbox import DockerSandbox
 from grading.grader.sandbox.local import NOBODY, LocalSandbox, available_isolation
 from grading.models import Attempt, GraderConfig, Group, Task, Trajectory
-from grading.selectors import group_with_attempts, trajectory_events
+from grading.selectors.rollouts import group_with_attempts, trajectory_events
 from grading.services.repo_sources import task_source_lookup
 
 logger = logging.getLogger(__name__)
@@ -87,7 +85,7 @@ def _prompt_source_note(task: Task, lookup: SourceLookup) -> str:
 
 def group_input(*, group_id: int) -> GroupInput:
     """The group as the loop sees it. Infra-failed attempts are left out of everything
-    (SPEC §4); identical patches are one candidate; `task.repo_path` is None (and
+    (method §4); identical patches are one candidate; `task.repo_path` is None (and
     `task.source_note` says why) when no source was found."""
     group: Group = group_with_attempts(group_id=group_id)
     task = group.task
@@ -110,10 +108,24 @@ def group_input(*, group_id: int) -> GroupInput:
     )
 
 
-def backend_settings(
-    config: GraderConfig, environ: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """Registry settings for `config`: the row names the backend; keys and tuning come from env.
+def endpoint_settings() -> dict[str, str]:
+    """The endpoint settings (gagar_site/settings.py) as the registry's string config keys;
+    empty ones are left out, so the registry applies its own defaults and names the variable."""
+    values = {
+        "backend": settings.GAGAR_GRADER_BACKEND,
+        "base_url": settings.GAGAR_GRADER_BASE_URL,
+        "api_key": settings.GAGAR_GRADER_API_KEY,
+        "model": settings.GAGAR_GRADER_MODEL,
+        "timeout_s": str(settings.GAGAR_GRADER_TIMEOUT_S),
+        "max_retries": str(settings.GAGAR_GRADER_MAX_RETRIES),
+        "transcript": settings.GAGAR_GRADER_TRANSCRIPT,
+    }
+    return {key: value for key, value in values.items() if value != ""}
+
+
+def backend_settings(config: GraderConfig) -> dict[str, str]:
+    """Registry settings for `config`: the row names the backend; keys and tuning come from the
+    settings.
 
     The API key is never stored in the database, so it is always GAGAR_GRADER_API_KEY. Backend
     options come from the settings, then from the configuration's own `options`.
@@ -125,7 +137,7 @@ def backend_settings(
         "reasoning_effort": settings.GAGAR_GRADER_REASONING_EFFORT,
         "thinking_budget": str(settings.GAGAR_GRADER_THINKING_BUDGET),
     }
-    mapping.update(config_from_env(os.environ if environ is None else environ))
+    mapping.update(endpoint_settings())
     mapping["backend"] = config.backend
     for key in ("model", "base_url"):
         value = getattr(config, key)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 
+from celery import current_app
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.db.models import F, Max, Q
@@ -25,14 +25,16 @@ from django.utils import timezone
 
 from grading.grader import prompts
 from grading.grader.backends.base import TransientBackendError
-from grading.grader.backends.registry import BackendConfigError, config_from_env
+from grading.grader.backends.registry import BackendConfigError
 from grading.grader.loop import GraderOutcome, LogRecord, run_grader
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderEvent, GraderRun, Group
+from grading.selectors.training import grader_config_by_name
 from grading.services.grader_events import event_row
 from grading.services.grader_inputs import (
     backend_for,
     budget_for,
     context_window_for,
+    endpoint_settings,
     group_input,
     pricing_for,
     rubric_for,
@@ -44,6 +46,7 @@ from grading.services.grader_spend import (
     record_abandoned,
     run_cost,
 )
+from grading.task_names import RUN_GRADER
 
 logger = logging.getLogger(__name__)
 Status = GraderRun.Status
@@ -60,7 +63,7 @@ def grader_config_default() -> GraderConfig:
     GAGAR_GRADER_BASE_URL alone switches to an OpenAI-compatible server (its model is discovered
     when GAGAR_GRADER_MODEL is unset); GAGAR_GRADER_BACKEND=anthropic selects Anthropic.
     """
-    env = config_from_env(os.environ)
+    env = endpoint_settings()
     base_url = env.get("base_url", "")
     backend = env.get("backend") or ("openai" if base_url else GraderConfig.Backend.ANALYSIS)
     model = env.get("model", "")
@@ -75,11 +78,15 @@ def grader_config_default() -> GraderConfig:
     return config
 
 
-def _enqueue(run_id: int) -> None:
-    # Imported here: tasks import this module.
-    from grading.tasks import run_grader_task
+def grader_config_for(*, name: str | None) -> GraderConfig:
+    """The configuration called `name`, or the default one when no name is given (the one rule
+    every command and API view uses); raises GraderConfig.DoesNotExist for an unknown name."""
+    return grader_config_by_name(name=name) if name else grader_config_default()
 
-    run_grader_task.apply_async(kwargs={"run_id": run_id})
+
+def _enqueue(run_id: int) -> None:
+    # By name: grading.tasks imports this module (grading/task_names.py).
+    current_app.tasks[RUN_GRADER].apply_async(kwargs={"run_id": run_id})
 
 
 def grader_runs_request(
@@ -346,9 +353,7 @@ def _grades(run: GraderRun, verdict: dict[str, object]) -> list[CandidateGrade]:
     """One grade per valid passing attempt the verdict judged: a candidate's grade goes to
     every passing attempt with the same patch (the grader saw them as one candidate)."""
     passing = dict(
-        Attempt.objects.filter(
-            group_id=run.group_id, status=Attempt.Status.VALID, test_reward__gt=0
-        ).values_list("pk", "patch_id")
+        Attempt.objects.passing().filter(group_id=run.group_id).values_list("pk", "patch_id")
     )
     candidates = verdict.get("candidates")
     assert isinstance(candidates, dict)

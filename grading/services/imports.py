@@ -147,9 +147,7 @@ def groups_import(
                 _note(report, item)
                 continue
             report.attempts_read += len(item.attempts)
-            report.attempts_passing += sum(
-                1 for a in item.attempts if a.status == Attempt.Status.VALID and a.test_reward > 0
-            )
+            report.attempts_passing += sum(1 for a in item.attempts if a.passed)
             if report.problems and not partial:
                 continue  # keep reading to report every problem; write nothing more
             try:

@@ -20,8 +20,8 @@ from django.db import IntegrityError, transaction
 
 from grading.domain.records import GroupRecord
 from grading.models import GraderConfig, GraderRun, Group, IdempotencyKey, Run, RunGraderSwitch
-from grading.selectors_gate import ApprovalState, grader_approval_state
-from grading.selectors_training import (
+from grading.selectors.gate import ApprovalState, grader_approval_state
+from grading.selectors.training import (
     SCHEMA_VERSION,
     advantages_for_groups,
     attempt_rows,

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from review.analytics.agreement import ci_json, num
+from review.analytics.agreement_dashboard import ci_json, num
 from review.analytics.arrays import config_view, consensus
 from review.analytics.filters import Filters
 from review.analytics.frame import FloatArray, Frame, load_frame

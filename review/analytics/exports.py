@@ -1,4 +1,4 @@
-"""Export calibrated tier labels (SPEC §7) as JSON Lines, CSV or Parquet, with a manifest.
+"""Export calibrated tier labels (method §7) as JSON Lines, CSV or Parquet, with a manifest.
 
 One row per attempt and grader configuration (one row per attempt with `--config`): ids,
 status, test reward, the configuration's verdict (tier, rank, weighted score), each human tier
@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from grading.domain.contracts import described, struct
 from grading.models import Attempt, GraderConfig
-from grading.selectors_training import group_key
+from grading.selectors.training import group_key
 from grading.services.exports import (
     FORMATS,
     ExportResult,
@@ -36,7 +36,7 @@ from grading.services.exports import (
     write_contract,
 )
 from review.analytics.filters import Filters
-from review.analytics.labels import labels_refresh, labels_stale
+from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.sharing import fan_out
 from review.models import (
     Assignment,

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +26,7 @@ from grading.domain.candidates import distinct_patches
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderRun, GroupAdvantages
 from review.analytics.filters import UNIT_PATCH, Filters
 from review.models import Assignment, Campaign, FixRequest, Label
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -92,10 +93,63 @@ def _score(value: Any) -> float:
     return float(value) if isinstance(value, int | float) else np.nan
 
 
-def load_frame(filters: Filters) -> Frame:
-    group_q = filters.group_q("group__")
-    passing = list(
-        Attempt.objects.filter(group_q, status=Attempt.Status.VALID, test_reward__gt=0)
+class _Passer(NamedTuple):
+    """A valid passing attempt of the slice, as read."""
+
+    attempt: int
+    group: int
+    task: int  # Task primary key
+    run: str
+    step: int
+    patch: int | None
+
+
+class _HumanLabel(NamedTuple):
+    """A submitted label as placed on a candidate position."""
+
+    pos: int
+    reviewer: int  # dense index into Frame.reviewers
+    tier: str
+    rank: int | None
+    mergeability: str
+    scores: tuple[int | None, ...]  # in CRITERIA order
+    fix_requests: int
+    first_issue_ms: int | None
+    assignment: int
+    campaign: int
+
+
+class _Grade(NamedTuple):
+    attempt: int
+    run: int
+    config: int
+    replica: int
+    finished: datetime | None
+    tier: int | None
+    rank: int | None
+    score: float | None
+    scores: dict[str, Any] | None
+
+
+@dataclass
+class _Candidates:
+    rows: list[_Passer]  # one per candidate position
+    # Where a judgement of an attempt lands: its patch's one candidate, or every attempt with it.
+    targets: dict[int, list[int]]
+    tasks: dict[int, int]  # Task primary key → dense index
+    steps: dict[tuple[str, int], int]  # (run, step) → dense index
+    by_patch: bool
+
+    def is_own(self, pos: int, attempt: int) -> bool:
+        """Whether the candidate at `pos` is shown as `attempt` itself (not a sibling's copy)."""
+        return self.rows[pos].attempt == attempt
+
+
+def _candidates(filters: Filters) -> _Candidates:
+    passing = [
+        _Passer(*row)
+        for row in Attempt.objects.passing()
+        .filter(filters.group_q("group__"))
         .order_by("group_id", "index")
         .values_list(
             "id",
@@ -105,25 +159,28 @@ def load_frame(filters: Filters) -> Frame:
             "group__step__number",
             "patch_id",
         )
-    )
+    ]
     # Attempts of a group with the same patch: one unit (a candidate, or a fan-out set).
-    units = distinct_patches(passing, lambda r: (r[1], r[5]) if r[5] is not None else None)
-    unit_of = {row[0]: u for u, members in enumerate(units) for row in members}
+    units = distinct_patches(passing, lambda r: (r.group, r.patch) if r.patch is not None else None)
+    unit_of = {row.attempt: u for u, members in enumerate(units) for row in members}
     by_patch = filters.unit == UNIT_PATCH
-    cand = [members[0] for members in units] if by_patch else passing
-    pos_of = {row[0]: i for i, row in enumerate(cand)}
-    # Where a judgement of an attempt lands: its patch's one candidate, or every attempt with it.
+    rows = [members[0] for members in units] if by_patch else passing
+    pos_of = {row.attempt: i for i, row in enumerate(rows)}
     targets: dict[int, list[int]] = (
-        {a: [pos_of[units[u][0][0]]] for a, u in unit_of.items()}
+        {a: [pos_of[units[u][0].attempt]] for a, u in unit_of.items()}
         if by_patch
-        else {a: [pos_of[r[0]] for r in units[u]] for a, u in unit_of.items()}
+        else {a: [pos_of[r.attempt] for r in units[u]] for a, u in unit_of.items()}
     )
     tasks: dict[int, int] = {}
     steps: dict[tuple[str, int], int] = {}
-    for row in cand:
-        tasks.setdefault(row[2], len(tasks))
-        steps.setdefault((row[3], row[4]), len(steps))
+    for row in rows:
+        tasks.setdefault(row.task, len(tasks))
+        steps.setdefault((row.run, row.step), len(steps))
+    return _Candidates(rows, targets, tasks, steps, by_patch)
 
+
+def _human_labels(filters: Filters, cands: _Candidates) -> tuple[list[_HumanLabel], list[int]]:
+    """Submitted labels placed on candidate positions, and the reviewers' ids (dense order)."""
     labels_qs = Label.objects.filter(
         filters.group_q("candidate__assignment__group__"),
         candidate__assignment__status=Assignment.Status.SUBMITTED,
@@ -144,11 +201,8 @@ def load_frame(filters: Filters) -> Frame:
             n=Count("id"), first=Min("active_ms_before")
         )
     }
-    imported = set(
-        Campaign.objects.filter(origin=Campaign.Origin.IMPORTED).values_list("pk", flat=True)
-    )
     reviewers: dict[int, int] = {}
-    lab: list[tuple[Any, ...]] = []
+    lab: list[_HumanLabel] = []
     # (pos, assignment) -> whether the label kept there is that attempt's own.
     taken: dict[tuple[int, int], bool] = {}
     for row in labels_qs.values_list(
@@ -161,25 +215,47 @@ def load_frame(filters: Filters) -> Frame:
         "rank_in_tier",
         "mergeability",
         *CRITERIA,
+        named=True,
     ).order_by("candidate__assignment__submitted_at", "id"):
+        attempt = row.candidate__attempt_id
+        assignment = row.candidate__assignment_id
         # A labelled attempt that is no longer a valid passer (e.g. exploit confirmed later)
         # has no target.
-        for pos in targets.get(row[0], []):
+        for pos in cands.targets.get(attempt, []):
             # One label per assignment and candidate: an assignment made before identical
             # patches were one candidate may hold a label on each; the candidate's own counts.
-            own = int(cand[pos][0]) == row[0]
-            key = (pos, row[4])
+            own = cands.is_own(pos, attempt)
+            key = (pos, assignment)
             if key in taken and (taken[key] or not own):
                 continue
             if key in taken:
-                lab = [x for x in lab if (x[0], x[8]) != key]
+                lab = [x for x in lab if (x.pos, x.assignment) != key]
             taken[key] = own
-            rev = reviewers.setdefault(row[1], len(reviewers))
-            n_fix, first_ms = fixes.get(row[2], (0, None))
-            lab.append((pos, rev, row[5], row[6], row[7], row[8:], n_fix, first_ms, row[4], row[3]))
+            n_fix, first_ms = fixes.get(row.candidate_id, (0, None))
+            lab.append(
+                _HumanLabel(
+                    pos=pos,
+                    reviewer=reviewers.setdefault(
+                        row.candidate__assignment__reviewer_id, len(reviewers)
+                    ),
+                    tier=row.tier,
+                    rank=row.rank_in_tier,
+                    mergeability=row.mergeability,
+                    scores=tuple(getattr(row, c) for c in CRITERIA),
+                    fix_requests=n_fix,
+                    first_issue_ms=first_ms,
+                    assignment=assignment,
+                    campaign=row.candidate__assignment__campaign_id,
+                )
+            )
+    return lab, list(reviewers)
 
-    grades = list(
-        CandidateGrade.objects.filter(
+
+def _grades(filters: Filters, cands: _Candidates) -> list[tuple[int, _Grade]]:
+    """(candidate position, grade) of every succeeded run, ordered by position then run."""
+    grades = [
+        _Grade(*row)
+        for row in CandidateGrade.objects.filter(
             filters.group_q("attempt__group__"), run__status=GraderRun.Status.SUCCEEDED
         ).values_list(
             "attempt_id",
@@ -192,20 +268,29 @@ def load_frame(filters: Filters) -> Frame:
             "weighted_score",
             "scores",
         )
-    )
+    ]
     # A grade lands on its attempt's candidate, once per (run, candidate): the candidate's own
     # grade where there is one (runs made before identical patches were one candidate graded
     # each attempt). Counting attempts, each attempt has its own grade (fanned out when written).
-    chosen: dict[tuple[int, int], tuple[bool, tuple[Any, ...]]] = {}
+    chosen: dict[tuple[int, int], tuple[bool, _Grade]] = {}
     for g in grades:
-        for pos in targets.get(g[0], []):
-            own = int(cand[pos][0]) == g[0]
-            if not (by_patch or own):
+        for pos in cands.targets.get(g.attempt, []):
+            own = cands.is_own(pos, g.attempt)
+            if not (cands.by_patch or own):
                 continue
-            key = (g[1], pos)
+            key = (g.run, pos)
             if key not in chosen or (own and not chosen[key][0]):
                 chosen[key] = (own, g)
-    graded = [(pos, chosen[(run, pos)][1]) for run, pos in sorted(chosen, key=lambda k: k[::-1])]
+    return [(pos, chosen[(run, pos)][1]) for run, pos in sorted(chosen, key=lambda k: k[::-1])]
+
+
+def load_frame(filters: Filters) -> Frame:
+    cands = _candidates(filters)
+    lab, reviewers = _human_labels(filters, cands)
+    graded = _grades(filters, cands)
+    imported = set(
+        Campaign.objects.filter(origin=Campaign.Origin.IMPORTED).values_list("pk", flat=True)
+    )
     lambda_rows = list(
         GroupAdvantages.objects.filter(filters.group_q("group__")).values_list(
             "config_id",
@@ -219,43 +304,49 @@ def load_frame(filters: Filters) -> Frame:
     )
     status_counts = [
         (r["group__step__run__name"], r["group__step__number"], r["status"], r["n"])
-        for r in Attempt.objects.filter(group_q)
+        for r in Attempt.objects.filter(filters.group_q("group__"))
         .values("group__step__run__name", "group__step__number", "status")
         .annotate(n=Count("id"))
         .order_by()
     ]
+    cand = cands.rows
     return Frame(
-        attempt=_arr([r[0] for r in cand], np.int64),
-        group=_arr([r[1] for r in cand], np.int64),
-        task=_arr([tasks[r[2]] for r in cand], np.int64),
-        task_ids=_arr(list(tasks), np.int64),
-        step_index=_arr([steps[(r[3], r[4])] for r in cand], np.int64),
-        steps=list(steps),
-        lab_pos=_arr([r[0] for r in lab], np.int64),
-        lab_reviewer=_arr([r[1] for r in lab], np.int64),
-        lab_tier=_arr([HUMAN_TIER.get(r[2], np.nan) for r in lab], np.float64),
-        lab_exploit=_arr([r[2] == Label.Tier.EXPLOIT for r in lab], np.bool_),
-        lab_rank=_arr([np.nan if r[3] is None else r[3] for r in lab], np.float64),
+        attempt=_arr([r.attempt for r in cand], np.int64),
+        group=_arr([r.group for r in cand], np.int64),
+        task=_arr([cands.tasks[r.task] for r in cand], np.int64),
+        task_ids=_arr(list(cands.tasks), np.int64),
+        step_index=_arr([cands.steps[(r.run, r.step)] for r in cand], np.int64),
+        steps=list(cands.steps),
+        lab_pos=_arr([r.pos for r in lab], np.int64),
+        lab_reviewer=_arr([r.reviewer for r in lab], np.int64),
+        lab_tier=_arr([HUMAN_TIER.get(r.tier, np.nan) for r in lab], np.float64),
+        lab_exploit=_arr([r.tier == Label.Tier.EXPLOIT for r in lab], np.bool_),
+        lab_rank=_arr([np.nan if r.rank is None else r.rank for r in lab], np.float64),
         lab_scores=np.array(
-            [[np.nan if v is None else v for v in r[5]] for r in lab], dtype=np.float64
+            [[np.nan if v is None else v for v in r.scores] for r in lab], dtype=np.float64
         ).reshape(len(lab), len(CRITERIA)),
-        lab_mergeable=_arr([r[4] == Label.Mergeability.AS_IS for r in lab], np.bool_),
-        lab_fix_requests=_arr([r[6] for r in lab], np.int64),
-        lab_first_issue_s=_arr([np.nan if r[7] is None else r[7] / 1000 for r in lab], np.float64),
-        lab_imported=_arr([r[9] in imported for r in lab], np.bool_),
-        reviewers=list(reviewers),
-        gr_pos=_arr([pos for pos, _ in graded], np.int64),
-        gr_run=_arr([g[1] for _, g in graded], np.int64),
-        gr_config=_arr([g[2] for _, g in graded], np.int64),
-        gr_replica=_arr([g[3] for _, g in graded], np.int64),
-        gr_finished=_arr(
-            [g[4].timestamp() if g[4] is not None else -np.inf for _, g in graded], np.float64
+        lab_mergeable=_arr([r.mergeability == Label.Mergeability.AS_IS for r in lab], np.bool_),
+        lab_fix_requests=_arr([r.fix_requests for r in lab], np.int64),
+        lab_first_issue_s=_arr(
+            [np.nan if r.first_issue_ms is None else r.first_issue_ms / 1000 for r in lab],
+            np.float64,
         ),
-        gr_tier=_arr([g[5] for _, g in graded], np.float64),
-        gr_rank=_arr([g[6] for _, g in graded], np.float64),
-        gr_score=_arr([g[7] for _, g in graded], np.float64),
+        lab_imported=_arr([r.campaign in imported for r in lab], np.bool_),
+        reviewers=reviewers,
+        gr_pos=_arr([pos for pos, _ in graded], np.int64),
+        gr_run=_arr([g.run for _, g in graded], np.int64),
+        gr_config=_arr([g.config for _, g in graded], np.int64),
+        gr_replica=_arr([g.replica for _, g in graded], np.int64),
+        gr_finished=_arr(
+            [g.finished.timestamp() if g.finished is not None else -np.inf for _, g in graded],
+            np.float64,
+        ),
+        gr_tier=_arr([g.tier for _, g in graded], np.float64),
+        gr_rank=_arr([g.rank for _, g in graded], np.float64),
+        gr_score=_arr([g.score for _, g in graded], np.float64),
         gr_scores=np.array(
-            [[_score((g[8] or {}).get(c)) for c in CRITERIA] for _, g in graded], dtype=np.float64
+            [[_score((g.scores or {}).get(c)) for c in CRITERIA] for _, g in graded],
+            dtype=np.float64,
         ).reshape(len(graded), len(CRITERIA)),
         configs=dict(GraderConfig.objects.values_list("id", "name")),
         lambda_rows=lambda_rows,

@@ -1,4 +1,4 @@
-"""The anonymized, publishable data package (SPEC §1, §7): one row per attempt with its task,
+"""The anonymized, publishable data package (method §1 and §7): one row per attempt with its task,
 repository reference, trajectory, diff, tests, verdicts and reviews: a Hugging Face dataset
 (`datasets.load_dataset(folder)`, its features declared in the folder's dataset card).
 
@@ -42,7 +42,7 @@ from review.analytics.filters import Filters
 from review.analytics.sharing import fan_out
 from review.blinding import Redactor, build_redactor
 from review.models import Assignment, Campaign, ConsensusLabel, Disagreement, FixRequest, Label
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 
 SCHEMA_VERSION = "gagar.package.v2"
 BATCH = 200
@@ -251,7 +251,7 @@ def _redactors(rows: list[Attempt]) -> dict[int, Redactor]:
         names[a.group_id] += [
             v for v in (a.agent_metadata or {}).values() if isinstance(v, str) and len(v) <= 100
         ]
-    patterns = getattr(settings, "GAGAR_REVIEW_FINGERPRINTS", [])
+    patterns = settings.GAGAR_REVIEW_FINGERPRINTS
     return {gid: build_redactor(n, patterns) for gid, n in names.items()}
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 
-from grading.selectors import patch_siblings
+from grading.selectors.rollouts import patch_siblings
 
 
 def fan_out[Row](

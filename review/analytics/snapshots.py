@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
+from celery import current_app
 from django.db import transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
@@ -24,6 +25,7 @@ from grading.models import Attempt, CandidateGrade, GroupAdvantages
 from review.analytics.filters import Filters, SnapshotParams
 from review.models import Assignment
 from review.models.analytics import StatsSnapshot
+from review.task_names import COMPUTE_SNAPSHOT
 
 log = logging.getLogger(__name__)
 Status = StatsSnapshot.Status
@@ -52,9 +54,8 @@ def data_fingerprint() -> str:
 
 
 def _enqueue(snapshot_id: int) -> None:
-    from review.tasks import compute_snapshot_task  # tasks import this module
-
-    compute_snapshot_task.apply_async(kwargs={"snapshot_id": snapshot_id})
+    # By name: review.tasks imports this module (review/task_names.py).
+    current_app.tasks[COMPUTE_SNAPSHOT].apply_async(kwargs={"snapshot_id": snapshot_id})
 
 
 def snapshot_request(*, params: SnapshotParams, now: datetime | None = None) -> StatsSnapshot:
@@ -113,7 +114,7 @@ def _compute(params: dict[str, Any]) -> dict[str, Any]:
         from review.analytics.audit import audit_payload
 
         return audit_payload(params=params)
-    from review.analytics.agreement import agreement_payload
+    from review.analytics.agreement_dashboard import agreement_payload
     from review.analytics.frame import load_frame
 
     filters = Filters(**params["filters"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 
 from grading.models import GraderConfig
-from grading.selectors_training import grader_config_by_name
+from grading.selectors.training import grader_config_by_name
 from grading.services.grader_runs import grader_config_default
 from review.services.grader_gate import GateReport
 from review.stats.bootstrap import BootstrapCI

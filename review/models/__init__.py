@@ -1,5 +1,5 @@
-"""Blind review: campaigns and assignments (`campaigns`), labels, fix requests and timing
-(`labels`)."""
+"""Blind review: campaigns and assignments (`campaigns`), what a reviewer records — labels, fix
+requests, activity, disagreement flags (`reviewing`) — and the analytics results (`analytics`)."""
 
 from review.models.analytics import (
     CalibratedLabel,
@@ -8,7 +8,7 @@ from review.models.analytics import (
     StatsSnapshot,
 )
 from review.models.campaigns import Assignment, Campaign, CampaignGroup, Candidate
-from review.models.labels import ActivityEvent, Disagreement, FixRequest, Label
+from review.models.reviewing import ActivityEvent, Disagreement, FixRequest, Label
 
 __all__ = [
     "ActivityEvent",

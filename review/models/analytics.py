@@ -72,7 +72,7 @@ class StatsSnapshot(models.Model):
 
 
 class ConsensusLabel(models.Model):
-    """The human consensus on one attempt. The grader never votes here (SPEC §7)."""
+    """The human consensus on one attempt. The grader never votes here (method §7)."""
 
     class Method(models.TextChoices):
         MEDIAN = "median", "median tier"

@@ -11,7 +11,7 @@ from django.db import transaction
 
 from review.blinding import build_redactor
 from review.models import Campaign, CampaignGroup
-from review.selectors import groups_matching
+from review.selectors.reviewing import groups_matching
 
 
 def campaign_create(

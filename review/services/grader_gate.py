@@ -28,10 +28,10 @@ from grading.grader.analysis.fit import Prediction, Sample
 from grading.grader.analysis.fit_default import make_fit
 from grading.grader.analysis.model import load_default_fit
 from grading.models import GraderApproval, GraderConfig, GraderFit, Group
-from grading.selectors_gate import grader_fit_current, grader_fit_version
+from grading.selectors.gate import grader_fit_current, grader_fit_version
 from grading.services.grader_runs import grader_run_execute, grader_runs_request
 from review.analysis_fit import held_out_figures
-from review.selectors_gate import (
+from review.selectors.gate import (
     GateInputError,
     campaign_groups_ungraded,
     campaign_tasks,

@@ -52,9 +52,7 @@ def _live_count(campaign: Campaign, group_id: int) -> int:
 def _candidate_attempts(group_id: int) -> list[Attempt]:
     """One attempt per distinct patch among the passing ones: identical patches are one
     candidate, judged once (the label applies to each; see review.analytics.frame)."""
-    passing = Attempt.objects.filter(
-        group_id=group_id, status=Attempt.Status.VALID, test_reward__gt=0
-    ).order_by("index")
+    passing = Attempt.objects.passing().filter(group_id=group_id).order_by("index")
     return [unit[0] for unit in distinct_patches(passing, lambda a: a.patch_id)]
 
 

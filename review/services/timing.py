@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from review.models import ActivityEvent, Assignment, Candidate
 
-IDLE_LIMIT = timedelta(seconds=getattr(settings, "GAGAR_REVIEW_IDLE_SECONDS", 60))
+IDLE_LIMIT = timedelta(seconds=settings.GAGAR_REVIEW_IDLE_SECONDS)
 ACTIVE_KINDS = {ActivityEvent.Kind.FOCUS, ActivityEvent.Kind.HEARTBEAT}
 MAX_EVENTS_PER_CALL = 50
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from review.models import Assignment, Candidate
-from review.services.labels import check_open
+from review.services.reviewing import check_open
 
 
 def candidate_viewed_set(*, candidate: Candidate, path: str, viewed: bool) -> list[str]:

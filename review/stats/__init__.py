@@ -1,4 +1,4 @@
-"""Agreement, ranking, bootstrap, consensus, calibration and cost statistics (SPEC §7).
+"""Agreement, ranking, bootstrap, consensus, calibration and cost statistics (method §7).
 
 Pure: numpy, scipy and scikit-learn only — no Django, Celery or ORM — so dashboards, exports and
 benchmarks can call it with plain arrays. Reference libraries (sklearn, krippendorff, scipy) are

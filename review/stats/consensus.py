@@ -2,7 +2,7 @@
 
 Inputs are human ratings only, shape ``[candidates, reviewers]`` with NaN where a reviewer did not
 rate the candidate. The grader must never be passed in here: the consensus is what the grader is
-judged against (SPEC §7).
+judged against (method §7).
 """
 
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""Developer cost of candidates by tier, from plain per-review records (SPEC §1, §6).
+"""Developer cost of candidates by tier, from plain per-review records (method §1 and §6).
 
 Cost is what a blind reviewer spent: active seconds until the first fix request, the number of fix
 requests, and whether the code could be merged as is. Tier is whichever tier the caller groups by

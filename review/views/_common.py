@@ -1,19 +1,12 @@
-"""Access checks and response shaping shared by the review views."""
+"""Access checks and response shaping shared by the review views (staff_required is site-wide:
+`gagar_site.access`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
-
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 
 from review.models import Assignment
-from review.selectors import assignment_for_reviewer
-
-View = Callable[..., HttpResponse]
+from review.selectors.reviewing import assignment_for_reviewer
 
 
 def wants_json(request: HttpRequest) -> bool:
@@ -23,19 +16,6 @@ def wants_json(request: HttpRequest) -> bool:
 def is_fragment(request: HttpRequest) -> bool:
     # Set by the page script when it fetches a piece of a page to insert.
     return request.headers.get("X-Fragment") == "1"
-
-
-def staff_required(view: View) -> View:
-    """Logged-in staff only; a logged-in reviewer gets 403, not a login loop."""
-
-    @login_required
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not request.user.is_staff:
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:

@@ -18,8 +18,8 @@ from review.content import assignment_redactor, rendered_diffs
 from review.diffs import file_id_for
 from review.forms import FixRequestForm, LabelForm
 from review.models import Assignment, Candidate, FixRequest
-from review.selectors import candidate_for_reviewer, latest_verdict_run
-from review.services.labels import (
+from review.selectors.reviewing import candidate_for_reviewer, latest_verdict_run
+from review.services.reviewing import (
     disagreement_flag,
     fix_request_create,
     fix_request_delete,

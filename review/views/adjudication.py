@@ -8,15 +8,15 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from gagar_site.access import staff_required
 from review.forms import AdjudicationForm
 from review.models import Campaign, Disagreement
-from review.selectors_adjudication import (
+from review.selectors.adjudication import (
     adjudication_case,
     disagreement_counts,
     disagreement_queue,
 )
 from review.services.adjudication import disagreement_reopen, disagreement_resolve
-from review.views._common import staff_required
 
 STATUSES = {"open": Disagreement.Status.OPEN, "resolved": Disagreement.Status.RESOLVED, "all": ""}
 

@@ -16,7 +16,7 @@ from review.content import assignment_redactor, rendered_diffs, rendered_file_pa
 from review.diffs import compare_rows
 from review.models import Assignment, Campaign
 from review.presenters import review_page
-from review.selectors import candidate_for_reviewer, reviewer_queue
+from review.selectors.reviewing import candidate_for_reviewer, reviewer_queue
 from review.services.queue import AssignmentGoneError, assignment_next, assignment_resume
 from review.views._common import is_fragment, own_assignment
 
@@ -67,8 +67,8 @@ def page(request: HttpRequest, assignment_id: int) -> HttpResponse:
         mains.append(panel.main_bytes)
         panel.main_html = mark_safe(f"{marker}{n}-->")  # noqa: S308 - our own marker
     context["config"] = {
-        "heartbeatMs": getattr(settings, "GAGAR_REVIEW_HEARTBEAT_MS", 10_000),
-        "idleMs": getattr(settings, "GAGAR_REVIEW_IDLE_SECONDS", 60) * 1000,
+        "heartbeatMs": settings.GAGAR_REVIEW_HEARTBEAT_MS,
+        "idleMs": settings.GAGAR_REVIEW_IDLE_SECONDS * 1000,
         "locked": assignment.status != Assignment.Status.IN_PROGRESS,
         # Per reviewer, so kept out of the cached file list and applied by the page script.
         "viewed": {panel.token: panel.viewed for panel in context["panels"]},

@@ -7,11 +7,11 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from gagar_site.access import staff_required
 from review.forms import CampaignForm
 from review.models import Campaign
-from review.selectors import campaign_overview
+from review.selectors.reviewing import campaign_overview
 from review.services.campaigns import campaign_create
-from review.views._common import staff_required
 
 
 @staff_required

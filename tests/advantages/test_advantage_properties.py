@@ -1,4 +1,4 @@
-"""SPEC §4 invariants of grading.advantages as hypothesis properties, and batch == scalar."""
+"""method §4 invariants of grading.advantages as hypothesis properties, and batch == scalar."""
 
 from dataclasses import replace
 

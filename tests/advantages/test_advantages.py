@@ -1,4 +1,4 @@
-"""SPEC §4 test vectors, coefficient rules and edge cases of grading.advantages (no database)."""
+"""method §4 test vectors, coefficient rules and edge cases of grading.advantages (no database)."""
 
 import math
 
@@ -43,7 +43,7 @@ def assert_close(actual, expected, tol=TOL):
         assert a == pytest.approx(e, abs=tol), (actual, expected)
 
 
-# --- the three SPEC vectors -------------------------------------------------------------------
+# --- the three method §4 test vectors ------------------------------------------------------
 
 SPEC_GROUP = [passer(1), passer(3), failure(), failure()]
 

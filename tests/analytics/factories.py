@@ -21,7 +21,7 @@ from grading.models import (
     Task,
 )
 from review.models import Assignment, Campaign, Candidate, FixRequest, Label
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 from tests.factories import UserFactory
 
 

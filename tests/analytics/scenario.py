@@ -7,7 +7,7 @@ import random
 
 from grading.models import GraderConfig
 from review.models import Label
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 from tests.analytics.factories import (
     TaskFactory,
     advantages_row,

@@ -14,10 +14,10 @@ from grading.models import GraderRun, Group
 from grading.services.demo import sample_load
 from grading.services.grader_runs import grader_run_execute
 from review.models import Assignment
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 from review.services.campaigns import campaign_create
-from review.services.labels import label_save, review_submit
 from review.services.queue import assignment_next
+from review.services.reviewing import label_save, review_submit
 from tests.analytics.conftest import run_worker
 from tests.factories import StaffFactory, UserFactory
 

@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from grading.models import GraderConfig
 from review.analytics.exports import labels_export
-from review.analytics.labels import labels_refresh, labels_stale
+from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.package import package_export
 from review.models import CalibratedLabel, CalibrationFit, ConsensusLabel
 from review.stats import calibrate_tiers

@@ -11,11 +11,11 @@ from scipy.stats import bootstrap, kendalltau
 from sklearn.metrics import cohen_kappa_score
 
 from grading.models import CandidateGrade
-from review.analytics.agreement import SEED, agreement_payload
+from review.analytics.agreement_dashboard import SEED, agreement_payload
 from review.analytics.filters import Filters
 from review.analytics.frame import load_frame
 from review.models import Label
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 from tests.analytics.factories import grade_group, make_study, review_group
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from grading.models import Group
-from grading.selectors_training import ATTEMPT_COLUMNS, GROUP_COLUMNS
+from grading.selectors.training import ATTEMPT_COLUMNS, GROUP_COLUMNS
 from tests.importers.helpers import jsonl
 from tests.training.builders import config, grade, step_group
 

@@ -9,8 +9,8 @@ from grading.models import Group
 from grading.services.demo import sample_load
 from review.models import Campaign, Disagreement
 from review.services.campaigns import campaign_create
-from review.services.labels import disagreement_flag, review_submit
 from review.services.queue import assignment_next
+from review.services.reviewing import disagreement_flag, review_submit
 from tests.browser.conftest import login
 from tests.factories import StaffFactory, UserFactory
 from tests.review.blind import grader_verdict_for

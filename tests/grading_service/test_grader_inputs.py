@@ -76,3 +76,27 @@ def test_prices_come_from_the_configuration_else_the_settings(settings: Any) -> 
     # cached tokens rather than the settings' (another provider's) cached price.
     assert (own.input, own.cached_input, own.output) == (3.0, 3.0, 15.0)
     assert own.cost(1_000_000, 500_000, 100_000) == pytest.approx(1.5 + 1.5 + 1.5)
+
+
+@pytest.mark.django_db
+def test_the_default_configuration_and_its_key_come_from_the_settings(settings: Any) -> None:
+    from grading.services.grader_inputs import backend_settings
+    from grading.services.grader_runs import grader_config_default, grader_config_for
+
+    settings.GAGAR_GRADER_BACKEND = ""
+    settings.GAGAR_GRADER_BASE_URL = "http://127.0.0.1:9/v1"
+    settings.GAGAR_GRADER_MODEL = "local-model"
+    settings.GAGAR_GRADER_API_KEY = "k-1"
+    settings.GAGAR_GRADER_TIMEOUT_S = 120.0
+    config = grader_config_default()
+    assert (config.backend, config.model, config.base_url) == (
+        "openai",
+        "local-model",
+        "http://127.0.0.1:9/v1",
+    )
+    assert grader_config_for(name=None) == config
+    assert grader_config_for(name=config.name) == config
+    mapping = backend_settings(config)
+    assert (mapping["api_key"], mapping["timeout_s"]) == ("k-1", "120.0")
+    with pytest.raises(GraderConfig.DoesNotExist):
+        grader_config_for(name="no-such-config")

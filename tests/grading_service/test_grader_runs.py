@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from grading.domain.bundle import group_from_object
 from grading.models import CandidateGrade, GraderConfig, GraderEvent, GraderRun, Group
 from grading.sample.build import load_committed_group
-from grading.selectors_grader import GradingState, group_grading_status
+from grading.selectors.grader import GradingState, group_grading_status
 from grading.services.demo import sample_repo_path
 from grading.services.grader_runs import (
     grader_config_default,

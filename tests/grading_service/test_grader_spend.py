@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from grading.models import GraderConfig, GraderEvent, GraderRun, Group
-from grading.selectors_grader import group_grading_status
+from grading.selectors.grader import group_grading_status
 from grading.services.grader_runs import grader_run_execute, grader_runs_reap, grader_runs_request
 from tests.grader.fakes.llm_server import FakeLLMServer, FakeResponse, openai_response
 from tests.grading_service.test_worker import _Recording

@@ -14,7 +14,7 @@ from grading.grader.backends.base import Completion, Message, ToolSpec
 from grading.grader.heuristic import HeuristicBackend
 from grading.grader.loop import run_grader
 from grading.models import CandidateGrade, GraderConfig, GraderEvent, GraderRun, Group
-from grading.selectors_grader import group_grading_status
+from grading.selectors.grader import group_grading_status
 from grading.services.grader_inputs import group_input
 from grading.services.grader_runs import grader_config_default, grader_runs_request
 from tests.grader.fakes.llm_server import FakeLLMServer, FakeResponse, openai_response

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from grading.models import Attempt, Group, Patch, PatchFile, Task, Trajectory
-from grading.selectors import trajectory_events
+from grading.selectors.rollouts import trajectory_events
 from grading.services.imports import ImportFailedError, groups_import
 from grading.services.sources import bundle_records
 from tests.importers.helpers import PATCH, attempt, group, jsonl

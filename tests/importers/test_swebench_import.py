@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from grading.models import Attempt, Group, Task, Trajectory
-from grading.selectors import trajectory_events
+from grading.selectors.rollouts import trajectory_events
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from grading.models import GraderConfig, GraderRun, Group, Run, Step, Task
-from grading.selectors_ops import percentile
+from grading.selectors.ops import percentile
 from tests._env import redis_url
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import connection
 
 from grading.models import Attempt, GraderConfig, GraderRun, Group, Run
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 
 ATTEMPT_PK_BASE = 987_650
 RUN_PK_BASE = 986_540

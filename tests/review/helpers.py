@@ -33,8 +33,8 @@ def make_groups(count: int, *, passing: int = 2, run_name: str = "queue-run") ->
 
 def complete_labels(assignment: Any, tier: str = "t1", *, score: int = 4, notes: str = "") -> None:
     """Every candidate of the assignment labelled completely (ranks 1, 2, … in display order)."""
-    from review.models.labels import CRITERIA
-    from review.services.labels import label_save
+    from review.models.reviewing import CRITERIA
+    from review.services.reviewing import label_save
 
     for n, c in enumerate(assignment.candidates.order_by("position")):
         values = {"tier": tier, "rank_in_tier": n + 1, "mergeability": "as_is", "notes": notes}

@@ -15,8 +15,8 @@ from review.analytics.exports import labels_export
 from review.models import Assignment, Campaign, Disagreement
 from review.services.adjudication import disagreement_reopen, disagreement_resolve
 from review.services.campaigns import campaign_create
-from review.services.labels import disagreement_flag, review_submit
 from review.services.queue import assignment_next
+from review.services.reviewing import disagreement_flag, review_submit
 from tests.review.blind import GRADER_SECRET, grader_verdict_for
 from tests.review.helpers import complete_labels
 from tests.security.corpus import injection_problems

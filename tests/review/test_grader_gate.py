@@ -14,10 +14,10 @@ from sklearn.metrics import cohen_kappa_score
 
 from grading.grader.analysis.model import Fit, load_default_fit
 from grading.models import GraderApproval, GraderConfig, GraderFit, GraderRun
-from grading.selectors_gate import grader_approval_state, grader_fit_version
+from grading.selectors.gate import grader_approval_state, grader_fit_version
 from grading.services.grader_inputs import backend_for
 from review.models import Campaign
-from review.selectors_gate import campaign_tasks, config_grades
+from review.selectors.gate import campaign_tasks, config_grades
 from review.services.grader_gate import grader_evaluate, samples_of
 from review.stats.gate_report import consensus_ratings, pred_ratings
 from tests.review.test_review_import import import_groups, import_reviews

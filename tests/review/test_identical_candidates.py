@@ -17,10 +17,10 @@ from grading.models import Attempt, Group
 from grading.services.imports import groups_import
 from review.analytics.exports import labels_export
 from review.models import Campaign
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 from review.services.campaigns import campaign_create
-from review.services.labels import label_save, review_submit
 from review.services.queue import assignment_next
+from review.services.reviewing import label_save, review_submit
 from tests.importers.helpers import PATCH, attempt, group
 from tests.training.builders import BIG_PATCH
 

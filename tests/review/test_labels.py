@@ -4,14 +4,14 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from review.models import Assignment, Label
-from review.services.labels import (
+from review.services.queue import assignment_next
+from review.services.reviewing import (
     LockedError,
     fix_request_create,
     fix_request_delete,
     label_save,
     review_submit,
 )
-from review.services.queue import assignment_next
 from tests.review.helpers import complete_labels
 
 pytestmark = pytest.mark.django_db

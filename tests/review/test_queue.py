@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from review.models import Assignment, Candidate, Label
 from review.services.campaigns import campaign_create
-from review.services.labels import label_save
 from review.services.queue import AssignmentGoneError, assignment_next, assignment_resume
+from review.services.reviewing import label_save
 from tests.factories import UserFactory
 from tests.review.helpers import make_groups
 

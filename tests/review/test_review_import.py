@@ -16,7 +16,7 @@ from django.test import Client
 from sklearn.metrics import cohen_kappa_score
 
 from grading.models import Attempt
-from review.analytics.agreement import agreement_payload
+from review.analytics.agreement_dashboard import agreement_payload
 from review.analytics.filters import UNIT_ATTEMPT, Filters
 from review.analytics.frame import load_frame
 from review.analytics.package import package_export

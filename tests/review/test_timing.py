@@ -6,8 +6,8 @@ import pytest
 from django.utils import timezone
 
 from review.models import ActivityEvent, Candidate
-from review.services.labels import fix_request_create, review_submit
 from review.services.queue import assignment_next
+from review.services.reviewing import fix_request_create, review_submit
 from review.services.timing import review_events_record
 
 pytestmark = pytest.mark.django_db
@@ -119,7 +119,7 @@ def test_unknown_kinds_and_foreign_tokens_are_ignored(assignment, campaign, othe
 
 
 def test_a_submitted_review_stops_counting(assignment):
-    from review.services.labels import label_save
+    from review.services.reviewing import label_save
 
     for c in assignment.candidates.all():
         label_save(

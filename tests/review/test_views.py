@@ -9,10 +9,10 @@ from django.urls import reverse
 from grading.models import Group
 from grading.services.demo import sample_load
 from review.models import Assignment, Campaign, Label
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 from review.services.campaigns import campaign_create
-from review.services.labels import fix_request_create, label_save
 from review.services.queue import assignment_next
+from review.services.reviewing import fix_request_create, label_save
 from review.services.viewing import candidate_viewed_set
 from tests.review.blind import (
     GRADER_SECRET,

@@ -19,7 +19,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from grading.models import ApiToken, Attempt, Group, Run, Task
-from grading.selectors import trajectory_events
+from grading.selectors.rollouts import trajectory_events
 from grading.services.tokens import api_token_create
 from review.content import assignment_redactor, rendered_diffs
 from review.models import Campaign

@@ -23,7 +23,7 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from grading.models import Attempt, Group, Patch, Run, Task, Trajectory
-from grading.selectors import trajectory_events
+from grading.selectors.rollouts import trajectory_events
 from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next
 from tests.factories import StaffFactory, UserFactory

@@ -21,8 +21,8 @@ from grading.services.demo import sample_load
 from grading.services.tokens import api_token_create
 from review.models import Assignment, Campaign, Candidate, Disagreement, FixRequest
 from review.services.campaigns import campaign_create
-from review.services.labels import fix_request_create, label_save
 from review.services.queue import assignment_next
+from review.services.reviewing import fix_request_create, label_save
 from tests.factories import ServiceAccountFactory, StaffFactory, UserFactory
 from tests.training.builders import config, grade
 

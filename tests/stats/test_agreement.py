@@ -1,4 +1,4 @@
-"""κ and alpha against sklearn and krippendorff, the references named in SPEC §7."""
+"""κ and alpha against sklearn and krippendorff, the references named in method §7."""
 
 import warnings
 

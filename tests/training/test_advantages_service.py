@@ -3,7 +3,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from grading.models import GraderRun, GroupAdvantages
-from grading.selectors_training import advantages_for_groups, attempt_rows, lambda_cap_report
+from grading.selectors.training import advantages_for_groups, attempt_rows, lambda_cap_report
 from grading.services.advantages import AdvantageParams, group_advantages_refresh
 from tests.training.builders import config, expected, grade, import_groups, step_group
 

@@ -19,7 +19,7 @@ from grading.domain.contracts import hf_features
 from grading.services.advantages import AdvantageParams
 from grading.services.exports import ADVANTAGE_TABLES, advantages_export
 from review.analytics.exports import LABEL_TABLES, labels_export
-from review.analytics.labels import labels_refresh
+from review.analytics.label_refresh import labels_refresh
 from review.analytics.package import PACKAGE_TABLES, package_export, report_as_struct
 from tests.analytics.test_labels_and_exports import study3
 from tests.training.builders import config, grade, import_groups, step_group

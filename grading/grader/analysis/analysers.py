@@ -39,7 +39,7 @@ class Finding:
     key: tuple[str, str]  # identity without the line number, for pre/post comparison
 
 
-class _Collect(pycodestyle.BaseReport):
+class _Collect(pycodestyle.BaseReport):  # type: ignore[misc]  # pycodestyle ships no types
     def __init__(self, options: object) -> None:
         super().__init__(options)
         self.found: list[tuple[int, str, str]] = []

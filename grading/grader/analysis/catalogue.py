@@ -6,7 +6,7 @@ first") can only add comments, strings or lines, which only ever count against i
 
 `category` is the verdict's severe-issue category when the feature's contribution is severe;
 `criterion` is the rubric criterion it lowers. `policy_severe` features are what the review
-rubric itself calls "would not merge" whatever else the patch does: exploits (SPEC §1: editing or
+rubric itself calls "would not merge" whatever else the patch does: exploits (method §1: editing or
 weakening the tests, special-casing their inputs; `exploit=True`) and committed junk files
 (reproduction scripts, scratch tests, backups). The fit gives them at least the weight that
 reaches T3 on its own, so they stay severe on tasks whose labels never show one.
@@ -37,7 +37,7 @@ class FeatureSpec:
     criterion: str
     description: str
     policy_severe: bool = False
-    exploit: bool = False  # games the tests (SPEC §1): the verdict flags exploit_suspected
+    exploit: bool = False  # games the tests (method §1): the verdict flags exploit_suspected
     max_tier: int = 3  # 2: noise and style, which make T2 at worst (see module docstring)
 
 

@@ -31,7 +31,7 @@ class AnalysisInput:
 
 @dataclass(frozen=True)
 class CodeRef:
-    """`code` evidence (SPEC §5): lines of the candidate's diff, post side or pre side."""
+    """`code` evidence (method §5): lines of the candidate's diff, post side or pre side."""
 
     candidate: str
     path: str

@@ -135,7 +135,7 @@ def enclosing_spans(tree: ast.Module, lines: set[int]) -> set[tuple[int, int]]:
 
 
 def _first(stmt: ast.stmt) -> int:
-    decorators = getattr(stmt, "decorator_list", None) or []
+    decorators: list[ast.expr] = getattr(stmt, "decorator_list", None) or []
     return min([stmt.lineno] + [d.lineno for d in decorators])
 
 

@@ -1,6 +1,6 @@
 """A `gagar.verdict.v1` verdict from a `GroupResult`, for the backend that wraps the engine.
 
-Every negative judgement cites `code` evidence from the candidate's own diff (SPEC §5), so
+Every negative judgement cites `code` evidence from the candidate's own diff (method §5), so
 `check_verdict` resolves it from the diffs alone. Rubric scores are derived from the fitted
 contributions (each feature lowers one criterion; a criterion's contributions adding up to the
 T3 cut bring it to 1), and the order comes from the fitted score: where that order disagrees with

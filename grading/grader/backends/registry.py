@@ -1,6 +1,7 @@
 """Build the configured grader backend from plain string settings.
 
-The service layer maps these environment variables onto the config keys:
+The settings (gagar_site/settings.py, read by grading.services.grader_inputs) map these
+environment variables onto the config keys:
 
     GAGAR_GRADER_BACKEND     -> backend     "openai" | "anthropic" | "analysis" | "heuristic" |
                                             "scripted"
@@ -48,7 +49,8 @@ class BackendConfigError(ValueError):
 
 
 def config_from_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The config keys present in `environ` (pass `os.environ`)."""
+    """The config keys present in `environ`, a mapping of the variables above (the site reads
+    them through its settings; this is for callers outside Django)."""
     return {key: environ[var] for key, var in ENV_VARS.items() if environ.get(var, "") != ""}
 
 

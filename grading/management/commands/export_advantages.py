@@ -10,10 +10,9 @@ from django.core.management.base import CommandError
 
 from grading.management.export_command import ExportCommand
 from grading.models import GraderConfig, Group
-from grading.selectors_training import grader_config_by_name
 from grading.services.advantages import AdvantageParams
 from grading.services.exports import ExportResult, advantages_export
-from grading.services.grader_runs import grader_config_default
+from grading.services.grader_runs import grader_config_for
 
 
 def _lambda_max(value: str) -> float | None:
@@ -60,11 +59,7 @@ class Command(ExportCommand):
 
     def prepare(self, opts: dict[str, Any]) -> int:
         try:
-            opts["config"] = (
-                grader_config_by_name(name=opts["config"])
-                if opts["config"]
-                else grader_config_default()
-            )
+            opts["config"] = grader_config_for(name=opts["config"])
         except GraderConfig.DoesNotExist as exc:
             raise CommandError(f"unknown grader configuration {opts['config']!r}") from exc
         try:

@@ -8,7 +8,7 @@ from django.db.models import Exists, OuterRef
 
 from grading.models import Attempt, GraderConfig, GraderRun, Group
 from grading.services.grader_runs import (
-    grader_config_default,
+    grader_config_for,
     grader_run_execute,
     grader_runs_regrade,
     grader_runs_request,
@@ -54,20 +54,15 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        if opts["config"]:
-            try:
-                config = GraderConfig.objects.get(name=opts["config"])
-            except GraderConfig.DoesNotExist as exc:
-                raise CommandError(f"no grader configuration named {opts['config']!r}") from exc
-        else:
-            config = grader_config_default()
+        try:
+            config = grader_config_for(name=opts["config"])
+        except GraderConfig.DoesNotExist as exc:
+            raise CommandError(f"no grader configuration named {opts['config']!r}") from exc
         groups = Group.objects.all() if opts["all"] else Group.objects.filter(pk__in=opts["groups"])
         missing = set(opts["groups"] or []) - set(groups.values_list("pk", flat=True))
         if missing:
             raise CommandError(f"unknown group ids: {sorted(missing)}")
-        passing = Attempt.objects.filter(
-            group=OuterRef("pk"), status=Attempt.Status.VALID, test_reward__gt=0
-        )
+        passing = Attempt.objects.passing().filter(group=OuterRef("pk"))
         gradable = groups.filter(Exists(passing))
         empty = groups.exclude(pk__in=gradable.values("pk")).select_related("task")
         for group in empty[:20]:

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from grading.models import GraderConfig
 from grading.services.grader_check import grader_config_check
-from grading.services.grader_runs import grader_config_default
+from grading.services.grader_runs import grader_config_for
 
 
 class Command(BaseCommand):
@@ -16,13 +16,10 @@ class Command(BaseCommand):
         parser.add_argument("--config", help="grader configuration name (default: from env)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        if opts["config"]:
-            try:
-                config = GraderConfig.objects.get(name=opts["config"])
-            except GraderConfig.DoesNotExist as exc:
-                raise CommandError(f"no grader configuration named {opts['config']!r}") from exc
-        else:
-            config = grader_config_default()
+        try:
+            config = grader_config_for(name=opts["config"])
+        except GraderConfig.DoesNotExist as exc:
+            raise CommandError(f"no grader configuration named {opts['config']!r}") from exc
         report = grader_config_check(config=config)
         self.stdout.write(f"grader check of {report.config}:")
         for line in report.lines:

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 from grading.management.export_command import ExportCommand
 from grading.models import Attempt, GraderConfig
-from grading.selectors_training import grader_config_by_name
+from grading.selectors.training import grader_config_by_name
 from grading.services.exports import ExportResult
 from review.analytics.exports import labels_export
 from review.analytics.filters import Filters

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from grading.services.exports import ExportResult
-from review.analytics.labels import labels_refresh, labels_stale
+from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.package import package_export
 from review.management.commands.export_labels import FilteredExportCommand
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from review.management.gate_output import config_named, render
-from review.selectors_gate import GateInputError
+from review.selectors.gate import GateInputError
 from review.services.grader_gate import (
     grader_approve,
     grader_approve_shipped,

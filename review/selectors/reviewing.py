@@ -24,9 +24,7 @@ def groups_matching(
     has_verdict: bool | None = None,
 ) -> QuerySet[Group]:
     """Groups with at least one passing attempt (nothing to rank otherwise), filtered."""
-    passing = Attempt.objects.filter(
-        group=OuterRef("pk"), status=Attempt.Status.VALID, test_reward__gt=0
-    )
+    passing = Attempt.objects.passing().filter(group=OuterRef("pk"))
     qs = Group.objects.filter(Exists(passing))
     if run is not None:
         qs = qs.filter(step__run_id=run)

@@ -12,7 +12,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
 from grading.models import GroupAdvantages, IdempotencyKey
-from grading.selectors_training import lambda_cap_report
+from grading.selectors.training import lambda_cap_report
 
 _ATTEMPT_FIELDS = (
     "attempt_external_id",

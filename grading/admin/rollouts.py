@@ -21,7 +21,7 @@ from grading.models import (
     Trajectory,
     TrajectoryChunk,
 )
-from grading.selectors import trajectory_events
+from grading.selectors.rollouts import trajectory_events
 
 PREVIEW_BYTES = 200_000
 PREVIEW_EVENTS = 200
@@ -182,7 +182,7 @@ class GroupAdmin(admin.ModelAdmin[Group]):
 
     @admin.display(description="passed")
     def passed_count(self, obj: Group) -> int:
-        return obj.attempts.filter(status=Attempt.Status.VALID, test_reward__gt=0).count()
+        return obj.attempts.passing().count()
 
     @admin.display(description="problem statement")
     def problem_statement(self, obj: Group) -> str:
@@ -376,8 +376,3 @@ class TrajectoryChunkAdmin(admin.ModelAdmin[TrajectoryChunk]):
     list_display = ["trajectory", "seq", "first_event", "event_count"]
     exclude = ["data"]
     readonly_fields = ["trajectory", "seq", "first_event", "event_count"]
-
-
-# Grader runs (with transcripts and grades), stored advantages (with the λ-cap report) and API
-# tokens have their own admin modules; importing them registers them.
-from grading import admin_grader, admin_tokens, admin_training  # noqa: E402, F401

@@ -5,7 +5,7 @@ Grading status of (group, configuration), across its replicas:
 - `pending`: no run succeeded yet and one is pending or running.
 - `failed`: every run finished and none succeeded: the group falls back to plain GRPO
   (every coefficient 1) and `reason` says why.
-- `not_requested`: no run for this configuration: also a fallback (SPEC §4).
+- `not_requested`: no run for this configuration: also a fallback (method §4).
 `fallback` is true for `failed` and `not_requested`; a pending group has no verdict *yet*.
 """
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from grading.models import GraderRun
 from review.models import Assignment, Candidate, Disagreement, FixRequest, Label
-from review.models.labels import CRITERIA
+from review.models.reviewing import CRITERIA
 from review.services.timing import assignment_clock_advance
 from review.submission import CandidateDraft, submission_problems
 

@@ -1,4 +1,4 @@
-"""Staff dashboards (SPEC §7): agreement, audit of two runs, and label/data-package downloads.
+"""Staff dashboards (method §7): agreement, audit of two runs, and label/data-package downloads.
 
 Views parse filters, check access, call one selector or service and shape the output. Pages read
 cached snapshots only; the statistics are computed by `review.tasks`.
@@ -15,9 +15,9 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from grading.selectors_gate import grader_gate_overview
+from gagar_site.access import staff_required
+from grading.selectors.gate import grader_gate_overview
 from grading.services.exports import FORMATS
-from grading.views_ops import staff_required
 from review.analytics.archive import export_archive
 from review.analytics.audit import HUMANS
 from review.analytics.filters import Filters, SnapshotParams, audit_sides, filter_options

@@ -15,7 +15,7 @@ from grading.grader.analysis.devset import Label, Task, sha256_text
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderRun, Group
 from grading.models import Task as TaskRow
 from review.models import Assignment, Campaign
-from review.models.labels import Label as LabelRow
+from review.models.reviewing import Label as LabelRow
 
 _TIERS = {"t1": 1, "t2": 2, "t3": 3, "exploit": 3}
 

@@ -53,20 +53,16 @@ def patch_siblings(*, attempt_ids: Collection[int]) -> dict[int, list[int]]:
     first, then by index): the attempts one judgement of that patch applies to. An attempt
     without a patch, or not passing, has only itself."""
     rows = list(
-        Attempt.objects.filter(
-            pk__in=attempt_ids, status=Attempt.Status.VALID, test_reward__gt=0
-        ).values_list("pk", "group_id", "patch_id")
+        Attempt.objects.passing()
+        .filter(pk__in=attempt_ids)
+        .values_list("pk", "group_id", "patch_id")
     )
     keys = {(g, p) for _, g, p in rows if p is not None}
     shared: dict[tuple[int, int], list[int]] = {}
     if keys:
         for pk, g, p in (
-            Attempt.objects.filter(
-                group_id__in={g for g, _ in keys},
-                patch_id__in={p for _, p in keys},
-                status=Attempt.Status.VALID,
-                test_reward__gt=0,
-            )
+            Attempt.objects.passing()
+            .filter(group_id__in={g for g, _ in keys}, patch_id__in={p for _, p in keys})
             .order_by("group_id", "index")
             .values_list("pk", "group_id", "patch_id")
         ):

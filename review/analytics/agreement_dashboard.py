@@ -23,9 +23,9 @@ from review.analytics.arrays import (
     series_view,
 )
 from review.analytics.calibration_curve import calibration_section
-from review.analytics.frame import Frame, IntArray
-from review.analytics.runs import cost_rows, lambda_cap_rows, status_rate_rows
-from review.models.labels import CRITERIA
+from review.analytics.frame import BoolArray, Frame, IntArray
+from review.analytics.runs_dashboard import cost_rows, lambda_cap_rows, status_rate_rows
+from review.models.reviewing import CRITERIA
 from review.stats import (
     BootstrapCI,
     confusion_matrix,
@@ -184,14 +184,8 @@ def _reasons(sl: _Slice, view: GraderView) -> dict[str, str]:
     return out
 
 
-def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int) -> dict[str, Any]:
-    sl = _Slice(frame)
-    graded_counts = Counter(frame.gr_config.tolist())
-    by_count = [c for c, _ in graded_counts.most_common()]
-    wanted = filters.get("config")
-    selected = wanted if wanted in frame.configs else (by_count[0] if by_count else None)
-    views = {cid: config_view(frame, cid) for cid in by_count}
-    reviewed = sl.cons.n_reviews > 0
+def _notes(frame: Frame, reviewed: BoolArray, selected: int | None) -> list[str]:
+    """What the page says above the numbers when a slice cannot give all of them."""
     notes: list[str] = []
     if not frame.n:
         notes.append("No passing candidates match these filters.")
@@ -207,22 +201,37 @@ def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int
             f"{n_imported} of the {frame.lab_pos.size} reviews were imported from elsewhere: "
             "they record no time to find issues and no fix requests (absent, not zero)."
         )
+    return notes
 
-    per_config = []
+
+def _per_config(
+    sl: _Slice, views: dict[int, GraderView], by_count: list[int], n_resamples: int
+) -> list[dict[str, Any]]:
+    rows = []
     for cid in by_count:
         idx = np.flatnonzero(views[cid].graded)
-        per_config.append(
+        rows.append(
             {
                 "config_id": cid,
-                "name": frame.configs[cid],
+                "name": sl.frame.configs[cid],
                 "n_graded": int(idx.size),
                 "n_compared": int((views[cid].graded & ~np.isnan(sl.cons.tier)).sum()),
                 "stats": sl.headline(idx, views[cid], n_resamples),
             }
         )
-    sel_view = views.get(selected) if selected is not None else None
-    if sel_view is None:
-        sel_view = config_view(frame, -1)  # nothing graded: every grader value is NaN
+    return rows
+
+
+def _headline(
+    sl: _Slice,
+    per_config: list[dict[str, Any]],
+    selected: int | None,
+    reviewed: BoolArray,
+    n_resamples: int,
+) -> tuple[dict[str, Any], int]:
+    """The selected configuration's headline, with the humans-only numbers beside it, and the
+    number of human rating pairs."""
+    frame = sl.frame
     headline = next((c["stats"] for c in per_config if c["config_id"] == selected), None)
     humans_only = sl.headline(np.flatnonzero(reviewed), config_view(frame, -1), n_resamples)
     if headline is None:
@@ -234,32 +243,60 @@ def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int
         }
     headline["alpha_humans"] = humans_only["alpha_humans"]
     headline["kappa_humans"], n_pairs = _human_kappa(frame, n_resamples)
+    return headline, n_pairs
 
-    by_step = []
+
+def _by_step(
+    sl: _Slice, view: GraderView, reviewed: BoolArray, n_resamples: int
+) -> list[dict[str, Any]]:
+    frame, rows = sl.frame, []
     for s, (run, step) in enumerate(frame.steps):
-        idx = np.flatnonzero(sel_view.graded & (frame.step_index == s))
+        idx = np.flatnonzero(view.graded & (frame.step_index == s))
         if idx.size:
-            by_step.append(
+            rows.append(
                 {
                     "run": run,
                     "step": step,
                     "n_candidates": int(idx.size),
                     "n_reviewed": int(reviewed[idx].sum()),
-                    "stats": sl.headline(idx, sel_view, n_resamples),
+                    "stats": sl.headline(idx, view, n_resamples),
                 }
             )
+    return rows
 
+
+def _stability(frame: Frame, n_resamples: int) -> list[dict[str, Any]]:
+    """The grader against itself: every pair of the most frequent (configuration, replica)."""
     series = Counter(zip(frame.gr_config.tolist(), frame.gr_replica.tolist(), strict=True))
     top = sorted(s for s, _ in series.most_common(MAX_SERIES))
     s_views = {s: series_view(frame, *s) for s in top}
-    stability = []
+    rows = []
     for i, a in enumerate(top):
         for b in top[i + 1 :]:
             pair = _pair_stats(frame, s_views[a], s_views[b], n_resamples)
             if pair:
                 label_a = f"{frame.configs[a[0]]} #{a[1]}"
                 label_b = f"{frame.configs[b[0]]} #{b[1]}"
-                stability.append({"a": label_a, "b": label_b, **pair})
+                rows.append({"a": label_a, "b": label_b, **pair})
+    return rows
+
+
+def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int) -> dict[str, Any]:
+    sl = _Slice(frame)
+    graded_counts = Counter(frame.gr_config.tolist())
+    by_count = [c for c, _ in graded_counts.most_common()]
+    wanted = filters.get("config")
+    selected = wanted if wanted in frame.configs else (by_count[0] if by_count else None)
+    views = {cid: config_view(frame, cid) for cid in by_count}
+    reviewed = sl.cons.n_reviews > 0
+    notes = _notes(frame, reviewed, selected)
+    per_config = _per_config(sl, views, by_count, n_resamples)
+    sel_view = views.get(selected) if selected is not None else None
+    if sel_view is None:
+        sel_view = config_view(frame, -1)  # nothing graded: every grader value is NaN
+    headline, n_pairs = _headline(sl, per_config, selected, reviewed, n_resamples)
+    by_step = _by_step(sl, sel_view, reviewed, n_resamples)
+    stability = _stability(frame, n_resamples)
 
     lam_rows, lam_params = lambda_cap_rows(frame, selected)
     return {

@@ -1,4 +1,4 @@
-"""Health, readiness and the staff ops page.
+"""Site-wide pages: the home redirect, health, readiness and the staff ops page.
 
 `/healthz` is liveness: the process answers. It touches nothing else, so a database outage does
 not make an orchestrator restart every web process. `/readyz` is readiness: this process can
@@ -8,20 +8,25 @@ failing probes otherwise, so a load balancer routes around it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
-
 from django.conf import settings
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_safe
 
 from gagar_site import ops
-from grading.selectors_ops import grader_latency, run_backlog
+from gagar_site.access import staff_required
+from grading.selectors.ops import grader_latency, run_backlog
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_authenticated:
+        return redirect("login")
+    if request.user.is_staff:
+        # Staff start from the studies they run; the admin, dashboards and ops are in the top bar.
+        return redirect("review:staff-list")
+    # Reviewers live in their queue.
+    return redirect("review:queue")
 
 
 @never_cache
@@ -42,20 +47,6 @@ def readyz(request: HttpRequest) -> JsonResponse:
     if failing:
         body["reason"] = "; ".join(f"{p.name}: {p.detail}" for p in failing)
     return JsonResponse(body, status=503 if failing else 200)
-
-
-def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Anonymous → the login page; signed in but not staff → 403 (not a login loop)."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not request.user.is_staff:
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 @never_cache

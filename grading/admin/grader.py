@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from grading.admin import GroupAdmin
+from grading.admin.rollouts import GroupAdmin
 from grading.models import (
     Attempt,
     CandidateGrade,
@@ -27,8 +27,8 @@ from grading.models import (
     GraderRun,
     Group,
 )
-from grading.selectors_gate import grader_approval_state, grader_fit_version
-from grading.selectors_grader import grader_run_transcript
+from grading.selectors.gate import grader_approval_state, grader_fit_version
+from grading.selectors.grader import grader_run_transcript
 from grading.services.grader_runs import grader_runs_regrade
 
 SHOWN_CHARS = 6_000
@@ -347,7 +347,7 @@ class LatestVerdictInline(admin.TabularInline[GraderRun, Group]):
 
 
 class GroupWithGradingAdmin(GroupAdmin):
-    # A subclass re-registered here keeps grading/admin.py free of grader imports.
+    # A subclass re-registered here keeps admin/rollouts.py free of grader imports.
     inlines = [*GroupAdmin.inlines, LatestVerdictInline]
 
 

@@ -1,0 +1,1 @@
+"""Reads of the review side: what a reviewer reaches (`reviewing`) and adjudication."""
