@@ -320,6 +320,9 @@ SPECTACULAR_SETTINGS = {
 GAGAR_MAX_UPLOAD_BYTES = env_int("GAGAR_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
 # One JSON line of a bundle is parsed in memory; larger trajectories go in sidecar files.
 GAGAR_MAX_LINE_BYTES = env_int("GAGAR_MAX_LINE_BYTES", 64 * 1024 * 1024)
+# A patch over this is refused at import: a 50 MiB patch took 870 MB to import and seconds on
+# every review-page load, and no reviewer can judge it.
+GAGAR_MAX_PATCH_BYTES = env_int("GAGAR_MAX_PATCH_BYTES", 5 * 1024 * 1024)
 GAGAR_REPO_DIR = VAR_DIR / "repos"
 # Folders of local clones or bare mirrors (comma-separated), where a task whose repo is
 # owner/name finds its source as owner/name, owner__name or name: no network, only read.
@@ -332,7 +335,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = GAGAR_MAX_UPLOAD_BYTES
 GAGAR_REVIEW_IDLE_SECONDS = env_int("GAGAR_REVIEW_IDLE_SECONDS", 60)
 GAGAR_REVIEW_HEARTBEAT_MS = env_int("GAGAR_REVIEW_HEARTBEAT_MS", 10_000)
 # Extra regular expressions (comma-separated) for agent fingerprints that blinding redacts, on
-# top of the built-in ones (review/content.py, review/analytics/package.py).
+# top of the built-in ones (review/blinded_cache.py, review/analytics/package.py).
 GAGAR_REVIEW_FINGERPRINTS = env_list("GAGAR_REVIEW_FINGERPRINTS", [])
 
 # === DEPLOYMENT: security, HTTPS, cache, logging ===============================================

@@ -16,9 +16,9 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from grading.domain.redaction import Redactor
 from grading.models import CandidateGrade, GraderRun, Patch, Task
-from review.blinding import Redactor
-from review.content import (
+from review.blinded_cache import (
     CACHE_SECONDS,
     HunkShare,
     assignment_redactor,
@@ -36,7 +36,7 @@ from review.selectors.reviewing import latest_verdict_run
 CRITERIA_LABELS = [(c, c.replace("_", " ").capitalize()) for c in CRITERIA]
 TIERS = {"t1": 1, "t2": 2, "t3": 3}
 # Bump when _candidate_side.html or _candidate_main.html change, so cached fragments expire.
-FRAGMENT_VERSION = "2"
+FRAGMENT_VERSION = "3"
 
 
 @dataclass

@@ -6,8 +6,10 @@ import io
 import json
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import APIException
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,6 +17,7 @@ from rest_framework.views import APIView
 
 from grading.api.problems import INVALID_BUNDLE, problem_response
 from grading.api.schemas import BundleGroupSerializer, ProblemItemSerializer, problem_responses
+from grading.domain import safe_json
 from grading.services.imports import ImportFailedError, ImportReport, groups_import
 from grading.services.sources import bundle_records
 
@@ -25,13 +28,58 @@ BUNDLE_REQUEST = {
 }
 
 
-class RawBundleParser(BaseParser):
-    """Hands the body through untouched; the bundle reader does its own, line-located parsing."""
+class BodyTooLargeError(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "body_too_large"
 
-    media_type = "*/*"
+
+_READ_CHUNK = 1024 * 1024
+
+
+class RawBundleParser(BaseParser):
+    """Hands the body through untouched; the bundle reader does its own, line-located parsing.
+
+    The body is refused past GAGAR_MAX_UPLOAD_BYTES by its Content-Length, and while it is
+    read for a body that did not say (or lied): never buffered beyond the limit. DRF answers
+    415 for any other Content-Type (text/plain, images and form bodies are not bundles).
+    """
+
+    media_type = "application/x-ndjson"
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        return stream.read() if stream is not None else b""
+        limit = settings.GAGAR_MAX_UPLOAD_BYTES
+        request = (parser_context or {}).get("request")
+        declared = request.META.get("CONTENT_LENGTH") if request is not None else None
+        if declared and str(declared).isdigit() and int(declared) > limit:
+            raise BodyTooLargeError(
+                f"the body is {declared} bytes, over the limit of {limit} "
+                "(GAGAR_MAX_UPLOAD_BYTES); send the groups in several requests"
+            )
+        if stream is None:
+            return b""
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := stream.read(_READ_CHUNK):
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLargeError(
+                    f"the body is over the limit of {limit} bytes (GAGAR_MAX_UPLOAD_BYTES); "
+                    "send the groups in several requests"
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+class JsonBundleParser(RawBundleParser):
+    media_type = "application/json"
+
+
+class JsonLinesBundleParser(RawBundleParser):
+    media_type = "application/jsonl"
+
+
+# The media types a bundle may come as.
+BUNDLE_PARSERS = [RawBundleParser, JsonBundleParser, JsonLinesBundleParser]
 
 
 def as_jsonl(body: bytes) -> bytes:
@@ -40,9 +88,9 @@ def as_jsonl(body: bytes) -> bytes:
     if head not in (b"[", b"{"):
         return body
     try:
-        value = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return body  # JSON Lines (or broken): let the reader report it by line
+        value = safe_json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError, safe_json.JsonLimitError):
+        return body  # JSON Lines (or broken, or refused): let the reader report it by line
     items = value if isinstance(value, list) else [value]
     return b"\n".join(json.dumps(item).encode() for item in items) + b"\n"
 
@@ -70,7 +118,7 @@ def empty_body_problem() -> Response:
 
 
 class BundleImportApi(APIView):
-    parser_classes = [RawBundleParser]
+    parser_classes = BUNDLE_PARSERS
     required_scopes = ("submit",)
 
     class GroupSerializer(serializers.Serializer):

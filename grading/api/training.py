@@ -15,8 +15,8 @@ from rest_framework.views import APIView
 
 from grading.advantages import DEFAULT_COEFFICIENTS
 from grading.api.bundles import (
+    BUNDLE_PARSERS,
     BUNDLE_REQUEST,
-    RawBundleParser,
     as_jsonl,
     empty_body_problem,
     import_problem,
@@ -117,7 +117,7 @@ class SubmitQuery(serializers.Serializer):
 
 
 class GroupsSubmitApi(APIView):
-    parser_classes = [RawBundleParser]
+    parser_classes = BUNDLE_PARSERS
     required_scopes = ("submit",)
 
     class SubmitOutputSerializer(serializers.Serializer):

@@ -19,6 +19,7 @@ from typing import IO, Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from grading.domain import safe_json
 from grading.domain.patches import PatchParseError, patch_stats
 from grading.domain.records import (
     AttemptRecord,
@@ -30,6 +31,7 @@ from grading.domain.records import (
     TrajectoryRecord,
     canonical_hash,
     find_nul,
+    id_problem,
     patch_names_problem,
 )
 from grading.domain.sidecar import file_sha256, stream_file_events
@@ -39,6 +41,7 @@ SCHEMA_PATH = (
     Path(__file__).resolve().parents[2] / "docs" / "formats" / "gagar.group.v1.schema.json"
 )
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_PATCH_BYTES = 5 * 1024 * 1024
 
 
 @cache
@@ -61,6 +64,12 @@ def _message(error: ValidationError) -> str:
         return "give either task (a task object) or task_id (an existing task), not both"
     # jsonschema quotes the offending value; a 50 MB value must not become a 50 MB message, but
     # what is wrong with it (the end of the message) must survive the cut.
+    if error.validator == "maxItems" and isinstance(error.instance, list):
+        # The list itself would be quoted whole: say how long it is and what the limit is.
+        return (
+            f"too many items: {len(error.instance)} (at most {error.validator_value}); "
+            "split the group or send fewer attempts"
+        )
     message = error.message
     quoted = repr(error.instance)
     if len(message) > 300 and message.startswith(quoted):
@@ -85,12 +94,14 @@ class BundleReader:
         source: str,
         base_dir: Path | None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_patch_bytes: int = DEFAULT_MAX_PATCH_BYTES,
     ) -> None:
         self.stream = stream
         self.source = source
         # None: sidecar files are refused (API uploads have no folder).
         self.base_dir = base_dir.resolve() if base_dir else None
         self.max_line_bytes = max_line_bytes
+        self.max_patch_bytes = max_patch_bytes
         self.bytes_read = 0
 
     def __iter__(self) -> Iterator[GroupRecord | ImportProblem]:
@@ -138,26 +149,32 @@ class BundleReader:
                 line, "", f"not UTF-8 (byte {exc.start}); send raw bytes as patch_base64"
             ) from exc
         try:
-            obj = json.loads(text)
+            obj = safe_json.decode(text)
         except json.JSONDecodeError as exc:
             raise self._fail(line, "", f"malformed JSON: {exc.msg} at column {exc.colno}") from exc
+        except safe_json.JsonLimitError as exc:
+            raise self._fail(line, exc.path, exc.message) from exc
         return self.parse_object(obj, line)
 
     def parse_object(self, obj: Any, line: int | None) -> GroupRecord:
+        # Before the schema: a nesting bomb would exhaust the validator's recursion.
+        try:
+            safe_json.check(obj)
+        except safe_json.JsonLimitError as exc:
+            raise self._fail(line, exc.path, exc.message) from exc
         errors = list(_validator().iter_errors(obj))
         if errors:
             error = _best_error(errors)
             raise self._fail(line, _json_path(error), _message(error))
         # Identifiers go to text columns, which cannot hold a NUL on PostgreSQL: refuse it here,
         # the same on every database, rather than fail (or store it) at write time.
-        for key in ("run", "group_id", "task_id"):
-            if "\x00" in (obj.get(key) or ""):
-                raise self._fail(line, f"$.{key}", "NUL characters are not allowed here")
-        for index, item in enumerate(obj["attempts"]):
-            if "\x00" in item["id"]:
-                raise self._fail(
-                    line, f"$.attempts[{index}].id", "NUL characters are not allowed here"
-                )
+        ids = [(f"$.{key}", obj.get(key) or "") for key in ("run", "group_id", "task_id")]
+        ids.append(("$.task.id", (obj.get("task") or {}).get("id") or ""))
+        ids += [(f"$.attempts[{i}].id", item["id"]) for i, item in enumerate(obj["attempts"])]
+        for field, value in ids:
+            problem = id_problem(value)
+            if problem:
+                raise self._fail(line, field, problem)
         for key in ("metadata",):
             nul = find_nul(obj.get(key, {}), f"$.{key}")
             if nul:
@@ -213,6 +230,13 @@ class BundleReader:
         if value is None:
             return None
         data = value if isinstance(value, bytes) else value.encode("utf-8", "surrogatepass")
+        if len(data) > self.max_patch_bytes:
+            raise self._fail(
+                line,
+                field,
+                f"the patch is {len(data)} bytes, over the limit of {self.max_patch_bytes} "
+                "(GAGAR_MAX_PATCH_BYTES)",
+            )
         try:
             stats = patch_stats(data)
         except PatchParseError as exc:
@@ -248,6 +272,14 @@ class BundleReader:
             output = self._b64(obj["test_output_base64"], line, f"{field}.test_output_base64")
         else:
             output = obj.get("test_output", "").encode("utf-8", "surrogatepass")
+        if not patch_bytes and float(obj["test_reward"]) > 0:
+            # An attempt with no patch cannot be a passing candidate: there is nothing to review.
+            raise self._fail(
+                line,
+                f"{field}.patch",
+                "an attempt without a patch cannot pass (test_reward > 0): send its patch, "
+                "or a test_reward of 0",
+            )
         trajectory = None
         if "trajectory" in obj:
             trajectory = self._trajectory(obj["trajectory"], line, f"{field}.trajectory")

@@ -26,12 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grading.domain import safe_json
 from grading.domain.records import ImportNote, ImportProblem, ImportProblemError
 
 JSON_LINES = "JSON Lines"
 DOCUMENT = "one JSON document"
 _WS = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
+_DECODER = safe_json.DECODER
 LENIENT_FLAG = "--lenient-json"
 
 
@@ -162,6 +163,23 @@ class JsonReader:
     notes: list[ImportNote] = dataclasses.field(default_factory=list)
 
     def rows(self, path: Path) -> Iterator[JsonRow]:
+        """Every row, each refused (with its line and field) when `safe_json` would refuse it."""
+        source = str(path)
+        try:
+            for row in self._rows(path):
+                try:
+                    safe_json.check(row.value, row.field)
+                except safe_json.JsonLimitError as exc:
+                    raise _problem(source, row.line, str(exc)) from exc
+                yield row
+        except RecursionError as exc:
+            raise _problem(
+                source, None, f"nested deeper than {safe_json.MAX_DEPTH} levels"
+            ) from exc
+        except safe_json.JsonLimitError as exc:
+            raise _problem(source, None, str(exc)) from exc
+
+    def _rows(self, path: Path) -> Iterator[JsonRow]:
         source = str(path)
         with path.open("rb") as handle:
             first = b""
@@ -238,9 +256,13 @@ class JsonReader:
 
     def _parse(self, text: str, source: str, why: str, *, line_offset: int) -> Any:
         try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            return json.loads(self._repaired(text, exc, source, why, line_offset=line_offset))
+            try:
+                return safe_json.decode(text)
+            except json.JSONDecodeError as exc:
+                fixed = self._repaired(text, exc, source, why, line_offset=line_offset)
+                return safe_json.decode(fixed)
+        except safe_json.JsonLimitError as exc:
+            raise _problem(source, line_offset + 1, f"{exc} ({why})") from exc
 
     def _repaired(
         self,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,6 +184,25 @@ class GroupRecord:
 def canonical_hash(value: object) -> str:
     data = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(data.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+_ID_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def id_problem(value: str) -> str | None:
+    """Why a caller's identifier (run, group, task, attempt, instance id) cannot be stored.
+
+    An id is a join key the caller keeps: it is never rewritten, so an id that is not in
+    Unicode NFC is refused (NFC and NFD "café" would otherwise be two tasks), and so are
+    control characters and line breaks, which no listing or log line can show faithfully.
+    """
+    bad = _ID_CONTROL.search(value)
+    if bad:
+        name = "NUL" if bad.group() == "\x00" else "control character"
+        return f"{name} U+{ord(bad.group()):04X} at {bad.start()}: not allowed in an id"
+    if not unicodedata.is_normalized("NFC", value):
+        return "not in Unicode NFC (normalise the id where it is made; it is never rewritten here)"
+    return None
 
 
 def find_nul(value: object, path: str) -> str | None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from grading.domain import safe_json
 from grading.domain.jsonfiles import JsonReader, JsonRow
 from grading.domain.patches import PatchParseError, patch_stats
 from grading.domain.records import (
@@ -27,6 +28,7 @@ from grading.domain.records import (
     TaskRecord,
     TrajectoryRecord,
     find_nul,
+    id_problem,
     patch_names_problem,
 )
 from grading.domain.sidecar import file_sha256, stream_file_events
@@ -90,8 +92,8 @@ def _test_list(row: JsonRow, key: str) -> list[str]:
     value = row.value.get(key, [])
     if isinstance(value, str):  # the Hugging Face dataset stores these as JSON strings
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
+            value = safe_json.loads(value)
+        except (json.JSONDecodeError, safe_json.JsonLimitError) as exc:
             raise _fail(row, f".{key}", "neither a list nor a JSON-encoded list") from exc
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _fail(row, f".{key}", "must be a list of test ids")
@@ -135,6 +137,9 @@ def read_tasks(path: Path, reader: JsonReader | None = None) -> dict[str, TaskRe
             if problem:
                 raise _fail(row, f".{key}", problem)
         instance_id = row.value["instance_id"]
+        problem = id_problem(instance_id)
+        if problem:
+            raise _fail(row, ".instance_id", problem)
         if instance_id in tasks:
             raise _fail(row, ".instance_id", f"duplicate task {instance_id!r}")
         tasks[instance_id] = TaskRecord(
@@ -189,8 +194,13 @@ def _trajectory_for(folder: Path | None, instance_id: str, row: JsonRow) -> Traj
     try:
         with path.open("rb") as handle:
             head = handle.read(1 << 20)
-        fmt = detect_format(json.loads(head)) if len(head) < (1 << 20) else None
-    except (json.JSONDecodeError, UnicodeDecodeError, TrajectoryFormatError) as exc:
+        fmt = detect_format(safe_json.loads(head)) if len(head) < (1 << 20) else None
+    except (
+        json.JSONDecodeError,
+        UnicodeDecodeError,
+        TrajectoryFormatError,
+        safe_json.JsonLimitError,
+    ) as exc:
         raise _fail(source, "trajectory", f"{path}: {exc}") from exc
     fmt_name = str(fmt) if fmt else "swe-agent"
     return TrajectoryRecord(
@@ -270,7 +280,7 @@ def _system_attempts(
     per_instance: dict[str, list[AttemptRecord]],
     labels_seen: set[str],
     reader: JsonReader,
-) -> Iterator[ImportProblem]:
+) -> Iterator[ImportProblem | ImportNote]:
     if system.label is not None:
         problem = _text_problem(system.label, _MAX_NAME_CHARS)
         if problem:
@@ -283,9 +293,22 @@ def _system_attempts(
         except ImportProblemError as exc:
             yield exc.problem
     labels_seen.update(seen_here)
+    if report is not None:
+        # A report for instances the tasks do not hold is likely the wrong report or tasks.
+        stray = sorted(set(report.evaluations) - set(tasks))
+        if stray:
+            shown = ", ".join(_quote(s) for s in stray[:5])
+            more = f" and {len(stray) - 5} more" if len(stray) > 5 else ""
+            yield ImportNote(
+                report.source,
+                None,
+                f"the report names {len(stray)} instance{'s' if len(stray) != 1 else ''} "
+                f"not in the tasks: {shown}{more} (ignored)",
+            )
 
 
-def _prediction(
+# Kept whole (C901): one prediction row's field checks, in the order its messages name them.
+def _prediction(  # noqa: C901
     row: JsonRow,
     system: SystemSource,
     tasks: dict[str, TaskRecord],
@@ -309,6 +332,10 @@ def _prediction(
         raise _fail(row, nul, "NUL characters are not allowed here")
     for key in ("model_name_or_path", "agent_family"):
         problem = _text_problem(value.get(key), _MAX_NAME_CHARS)
+        if problem:
+            raise _fail(row, f".{key}", problem)
+    for key, text in (("instance_id", instance_id), ("model_name_or_path", model)):
+        problem = id_problem(text)
         if problem:
             raise _fail(row, f".{key}", problem)
     if instance_id not in tasks:

@@ -139,8 +139,11 @@ class _Evidence:
             side = "post"
         elif fd.added:
             (start, end), side = _run(fd.added), "post"
-        else:
+        elif fd.removed:
             (start, end), side = _run(fd.removed), "pre"
+        else:
+            # A pure rename or mode change has no changed line: cite the file's first line.
+            (start, end), side = (1, 1), "post"
         path = fd.path if side == "post" else (fd.old_path or fd.path)
         return self.add(
             {
@@ -275,7 +278,10 @@ def _judge_spread(
     card: _Scorecard, f: Features, outside: list[str], ev: _Evidence, *, with_reference: bool
 ) -> None:
     """Files outside the consensus (the reference solution's, or most passers')."""
-    out_ev = [ev.code(f.alias, f.patch.by_path[p]) for p in outside[:3]]
+    files = f.patch.by_path
+    # A pure rename has no changed line to cite; it is still named in the reason.
+    cited = [p for p in outside if files[p].added or files[p].removed]
+    out_ev = [ev.code(f.alias, files[p]) for p in cited[:3]]
     card.lower(
         "unintended_side_effects",
         3 if len(outside) == 1 else 2,

@@ -86,6 +86,10 @@ class CandidateInput:
 class GroupInput:
     task: TaskInput
     candidates: Sequence[CandidateInput]
+    # Who produced the attempts (agent systems, models, run name) and configured patterns:
+    # never shown to the grader, only used to redact the trajectories it reads.
+    identity_names: Sequence[str] = ()
+    identity_patterns: Sequence[str] = ()
 
 
 @dataclass(frozen=True)

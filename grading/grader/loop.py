@@ -57,7 +57,7 @@ from grading.grader.incremental import VerdictBuilder
 from grading.grader.inputs import Budget, GroupInput, Pricing, Rubric
 from grading.grader.protocol import RANK
 from grading.grader.sandbox.base import Limits, Sandbox
-from grading.grader.tools import Toolbox, ToolLogEntry, assign_aliases
+from grading.grader.tools import Toolbox, ToolLogEntry, assign_aliases, trajectory_redactor
 from grading.grader.toolspecs import tool_specs
 from grading.grader.turns import TurnHandling
 from grading.grader.verdict import finalize, map_aliases
@@ -389,7 +389,13 @@ def run_grader(
     a call (daily spend limits); it returns the reason."""
     candidates = assign_aliases(group.candidates, seed)
     workspace: Workspace | None = None
-    toolbox = Toolbox(group, candidates, sandbox=sandbox, limits=limits or Limits())
+    toolbox = Toolbox(
+        group,
+        candidates,
+        sandbox=sandbox,
+        limits=limits or Limits(),
+        redact_event=trajectory_redactor(group),
+    )
     run = _Run(
         group, backend, toolbox, rubric or Rubric(), budget or Budget(), seed, temperature,
         max_reasks, on_event, clock, prompt_version=prompts.resolve(prompt_version),

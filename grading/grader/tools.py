@@ -11,11 +11,12 @@ import string
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from jsonschema import Draft202012Validator
 
 from grading.diffs import Patch, compare_patches, parse_patch
+from grading.domain.redaction import build_redactor
 from grading.grader import tool_output as render
 from grading.grader.inputs import CandidateInput, Event, GroupInput
 from grading.grader.protocol import SUBMISSION_TOOLS
@@ -66,6 +67,18 @@ def assign_aliases(candidates: Sequence[CandidateInput], seed: int) -> dict[str,
     return dict(zip(make_aliases(len(order)), order, strict=True))
 
 
+def trajectory_redactor(group: GroupInput) -> Callable[[Event], Event]:
+    """The shared redactor over every string of an event (keys included): the agent's own
+    system prompt ("You are <model>…"), its signatures and its names never reach the grader,
+    as they never reach a reviewer."""
+    redactor = build_redactor(group.identity_names, group.identity_patterns)
+
+    def redact(event: Event) -> Event:
+        return cast(Event, redactor.redact_obj(dict(event)))
+
+    return redact
+
+
 @dataclass
 class Toolbox:
     group: GroupInput
@@ -75,8 +88,8 @@ class Toolbox:
     limits: Limits = field(default_factory=Limits)
     output_cap: int = render.OUTPUT_CAP
     log: list[ToolLogEntry] = field(default_factory=list)
-    # Hook for the shared pure redactor (agent/model identity in trajectories, issue 12): every
-    # trajectory event the grader sees passes through `_event` and so through this.
+    # The shared pure redactor (run_grader passes `trajectory_redactor(group)`): every
+    # trajectory event the grader sees or searches passes through `_redacted` and so this.
     redact_event: Callable[[Event], Event] | None = None
 
     def __post_init__(self) -> None:

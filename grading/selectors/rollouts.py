@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import F, QuerySet
 
 from grading.domain.compression import decompress
+from grading.domain.redaction import identity_values
 from grading.models import Attempt, Group, Trajectory, TrajectoryChunk
 
 
@@ -34,6 +35,21 @@ def trajectory_events(
                 event["index"] = index
                 events.append(event)
     return events
+
+
+def group_identity_names(*, group_id: int) -> list[str]:
+    """Every name that would tell who produced the group's attempts: their agent systems,
+    models, families and short metadata strings, and the run's name (redacted for reviewers
+    and for the grader; the catalogue covers names no metadata records). One query."""
+    names: list[str] = []
+    rows = Attempt.objects.filter(group_id=group_id).values_list(
+        "agent_system", "agent_model", "agent_family", "agent_metadata", "group__step__run__name"
+    )
+    for system, model, family, metadata, run_name in rows:
+        names += identity_values(system, model, family, metadata)
+        if run_name and run_name not in names:
+            names.append(run_name)
+    return names
 
 
 def group_with_attempts(*, group_id: int) -> Group:

@@ -39,6 +39,7 @@ from grading.domain.contracts import (
     dataset_card,
     json_schema,
 )
+from grading.domain.hostile_text import csv_cell
 from grading.models import GraderConfig, Group, GroupAdvantages
 from grading.selectors.gate import (
     grader_approval_state,
@@ -140,7 +141,8 @@ def _csv_cell(value: Any) -> Any:
         return ""
     if isinstance(value, list | dict):
         return json.dumps(value, allow_nan=False)
-    return value
+    # Text a spreadsheet would run as a formula is prefixed with "'" (CSV only).
+    return csv_cell(value)
 
 
 def check_invariants(head: dict[str, Any], rows: list[dict[str, Any]]) -> None:

@@ -36,7 +36,7 @@ from grading.grader.sandbox.base import Sandbox, SandboxError
 from grading.grader.sandbox.docker_sandbox import DockerSandbox
 from grading.grader.sandbox.local import NOBODY, LocalSandbox, available_isolation
 from grading.models import Attempt, GraderConfig, Group, Task, Trajectory
-from grading.selectors.rollouts import group_with_attempts, trajectory_events
+from grading.selectors.rollouts import group_identity_names, group_with_attempts, trajectory_events
 from grading.services.repo_sources import task_source_lookup
 
 logger = logging.getLogger(__name__)
@@ -105,6 +105,8 @@ def group_input(*, group_id: int) -> GroupInput:
             source_note="" if lookup.found else _prompt_source_note(task, lookup),
         ),
         candidates=[_candidate(unit[0]) for unit in candidate_attempts(attempts)],
+        identity_names=group_identity_names(group_id=group_id),
+        identity_patterns=list(settings.GAGAR_REVIEW_FINGERPRINTS),
     )
 
 

@@ -16,6 +16,10 @@ def bundle_records(
     *, stream: IO[bytes], source: str, base_dir: Path | None
 ) -> tuple[BundleReader, Iterator[GroupRecord | ImportProblem]]:
     reader = BundleReader(
-        stream, source=source, base_dir=base_dir, max_line_bytes=settings.GAGAR_MAX_LINE_BYTES
+        stream,
+        source=source,
+        base_dir=base_dir,
+        max_line_bytes=settings.GAGAR_MAX_LINE_BYTES,
+        max_patch_bytes=settings.GAGAR_MAX_PATCH_BYTES,
     )
     return reader, iter(reader)

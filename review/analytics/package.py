@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from grading.domain.compression import decompress
 from grading.domain.contracts import described, struct
+from grading.domain.redaction import Redactor, build_redactor, identity_values
 from grading.models import Attempt, CandidateGrade, GraderRun, TrajectoryChunk
 from grading.services.exports import (
     FORMATS,
@@ -40,7 +41,6 @@ from grading.services.exports import (
 from review.analytics.exports import attempt_batches, reviewer_pseudonym, tier_fields
 from review.analytics.filters import Filters
 from review.analytics.sharing import fan_out
-from review.blinding import Redactor, build_redactor
 from review.models import Assignment, Campaign, ConsensusLabel, Disagreement, FixRequest, Label
 from review.models.reviewing import CRITERIA
 
@@ -243,14 +243,14 @@ def _key(kind: str, value: object) -> str:
 
 
 def _redactors(rows: list[Attempt]) -> dict[int, Redactor]:
-    # The same names the review pages redact (review.selectors.group_agent_names), read from
-    # the batch already in memory instead of one query per group.
+    # The same names the review pages redact (grading.selectors.group_identity_names), read
+    # from the batch already in memory instead of one query per group.
     names: dict[int, list[str]] = defaultdict(list)
     for a in rows:
-        names[a.group_id] += [a.agent_system, a.agent_model, a.agent_family, a.group.step.run.name]
-        names[a.group_id] += [
-            v for v in (a.agent_metadata or {}).values() if isinstance(v, str) and len(v) <= 100
-        ]
+        names[a.group_id] += identity_values(
+            a.agent_system, a.agent_model, a.agent_family, a.agent_metadata
+        )
+        names[a.group_id].append(a.group.step.run.name)
     patterns = settings.GAGAR_REVIEW_FINGERPRINTS
     return {gid: build_redactor(n, patterns) for gid, n in names.items()}
 

@@ -32,9 +32,11 @@ INTRA_CLASS = "d-chg"
 _VISIBLE = {i: 0x2400 + i for i in range(32) if i != 9}
 _VISIBLE[0x7F] = 0x2421
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
-for _ch in _BIDI:
+# Zero-width characters (and C1 controls) would hide inside an identifier: shown the same way.
+_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff\u061c"
+for _ch in _BIDI + _ZERO_WIDTH + "".join(map(chr, range(0x80, 0xA0))):
     _VISIBLE[ord(_ch)] = 0xFFFD
-_NEEDS_VISIBLE = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f{_BIDI}]")
+_NEEDS_VISIBLE = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{_BIDI}{_ZERO_WIDTH}]")
 _WORD = re.compile(r"\w+|\s+|[^\w\s]")
 _CLASS_OK = re.compile(r"[A-Za-z0-9_-]*")
 _MAX_INTRALINE_CHARS = 2_000

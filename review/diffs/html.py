@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from grading.domain.hostile_text import mixed_scripts, visible
 from review.diffs.layout import Chunk, Row
 
 _CELL_CLASS = {
@@ -89,6 +90,10 @@ def render_table(
     message: str = "",
 ) -> str:
     """The `<table>` for one file page. `title` and `message` are plain text."""
+    title = visible(title)
+    if mixed_scripts(path):
+        warning = "Warning: this file name mixes alphabets (e.g. a Cyrillic letter among Latin)."
+        message = f"{message} {warning}" if message else warning
     out = [
         f'<table class="d-file" id="{file_id}" data-file="{escape_attr(path)}" '
         f'data-file-id="{file_id}" data-page="{page}">',
@@ -104,7 +109,7 @@ def render_table(
         )
     for n, chunk in enumerate(chunks):
         if chunk.kind == "gap" and chunk.gap is not None:
-            section = escape(chunk.gap.section, quote=False)
+            section = escape(visible(chunk.gap.section), quote=False)
             label = f"\u22ef {_plural(chunk.gap.count, 'line')} not in the diff"
             out.append(
                 f'<tbody class="d-gap"><tr><td colspan="4"><span class="d-gap-count">{label}'

@@ -35,7 +35,7 @@ from review.diffs.layout import (
 )
 
 # Bump whenever the HTML for the same input and options changes, so cached fragments expire.
-RENDERER_VERSION = "1"
+RENDERER_VERSION = "2"
 
 # The page labels a binary file as such, whatever happened to it.
 ShownKind = ChangeKind | Literal["binary"]

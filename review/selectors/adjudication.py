@@ -13,7 +13,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from grading.models import CandidateGrade
-from review.content import assignment_redactor, rendered_diffs
+from review.blinded_cache import assignment_redactor, rendered_diffs
 from review.diffs import RenderedFile
 from review.models import Assignment, Disagreement, Label
 from review.presenters import grade_summary

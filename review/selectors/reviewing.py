@@ -105,19 +105,6 @@ def candidate_for_reviewer(*, assignment: Assignment, token: str) -> Candidate:
     return candidate
 
 
-def group_agent_names(*, group_id: int) -> list[str]:
-    """Every agent system/model/family value (and short metadata strings) of the group."""
-    names: list[str] = []
-    rows = Attempt.objects.filter(group_id=group_id).values_list(
-        "agent_system", "agent_model", "agent_family", "agent_metadata"
-    )
-    for system, model, family, metadata in rows:
-        names += [system, model, family]
-        if isinstance(metadata, dict):
-            names += [v for v in metadata.values() if isinstance(v, str) and len(v) <= 100]
-    return names
-
-
 def latest_verdict_run(*, group_id: int) -> GraderRun | None:
     return (
         GraderRun.objects.filter(group_id=group_id, status=GraderRun.Status.SUCCEEDED)

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from review.blinding import build_redactor
+from grading.domain.redaction import build_redactor
 from review.models import Campaign, CampaignGroup
 from review.selectors.reviewing import groups_matching
 
@@ -31,7 +31,7 @@ def campaign_create(
 ) -> Campaign:
     """A campaign over every group the filter matches that has at least one passing attempt."""
     try:
-        build_redactor((), fingerprint_patterns.splitlines())
+        build_redactor((), fingerprint_patterns.splitlines(), catalogue=False)
     except Exception as exc:
         raise ValidationError(f"Bad fingerprint pattern: {exc}") from exc
     groups = list(groups_matching(**filters).values_list("pk", flat=True))

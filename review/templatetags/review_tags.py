@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from django import template
 
+from grading.domain.hostile_text import visible as _visible
+
 register = template.Library()
+
+
+@register.filter
+def visible(text: str) -> str:
+    """Control, bidi and zero-width characters shown as marks (a file name with an RLO in it
+    must not reorder the text around it)."""
+    return _visible(str(text or ""))
 
 
 @register.filter

@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from review.content import assignment_redactor, rendered_diffs
+from review.blinded_cache import assignment_redactor, rendered_diffs
 from review.diffs import file_id_for
 from review.forms import FixRequestForm, LabelForm
 from review.models import Assignment, Candidate, FixRequest

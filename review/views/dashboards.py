@@ -16,6 +16,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from gagar_site.access import staff_required
+from grading.domain.hostile_text import csv_cell
 from grading.selectors.gate import grader_gate_overview
 from grading.services.exports import FORMATS
 from review.analytics.archive import export_archive
@@ -105,8 +106,8 @@ def chart_csv(request: HttpRequest, chart: str) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{chart}.csv"'
     writer = csv.writer(response)
-    writer.writerow(columns)
-    writer.writerows(["" if v is None else v for v in row] for row in rows)
+    writer.writerow([csv_cell(c) for c in columns])
+    writer.writerows([csv_cell("" if v is None else v) for v in row] for row in rows)
     return response
 
 

@@ -12,7 +12,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
-from review.content import assignment_redactor, rendered_diffs, rendered_file_page, trajectory_slice
+from review.blinded_cache import (
+    assignment_redactor,
+    rendered_diffs,
+    rendered_file_page,
+    trajectory_slice,
+)
 from review.diffs import compare_rows
 from review.models import Assignment, Campaign
 from review.presenters import review_page

@@ -100,3 +100,20 @@ def test_the_default_configuration_and_its_key_come_from_the_settings(settings: 
     assert (mapping["api_key"], mapping["timeout_s"]) == ("k-1", "120.0")
     with pytest.raises(GraderConfig.DoesNotExist):
         grader_config_for(name="no-such-config")
+
+
+def test_a_runs_inputs_carry_the_names_its_trajectories_are_redacted_of(settings: Any) -> None:
+    from grading.models import Group
+    from grading.services.demo import sample_load
+    from grading.services.grader_inputs import group_input
+
+    settings.GAGAR_REVIEW_FINGERPRINTS = [r"site-\d+"]
+    sample_load()
+    group = Group.objects.get(external_id="sample-humanize-lite-1024")
+    given = group_input(group_id=group.pk)
+    systems = {a.agent_system for a in group.attempts.all()}
+    assert systems <= set(given.identity_names)
+    assert group.step.run.name in given.identity_names
+    assert list(given.identity_patterns) == [r"site-\d+"]
+    # and none of it is in what the loop is told about the group
+    assert not any(s in repr(given.task) for s in systems)

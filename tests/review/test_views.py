@@ -313,7 +313,7 @@ def test_compare_mode_aligns_files_and_says_what_differs(client, reviewer, assig
     """Compare mode aligns and summarises files with the shared candidate compare, on the
     redacted text the reviewer sees."""
     from grading.diffs import compare_patches, parse_patch
-    from review.content import assignment_redactor
+    from review.blinded_cache import assignment_redactor
 
     client.force_login(reviewer)
     redactor = assignment_redactor(assignment=assignment)

@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 from grading.models import ApiToken, Attempt, Group, Run, Task
 from grading.selectors.rollouts import trajectory_events
 from grading.services.tokens import api_token_create
-from review.content import assignment_redactor, rendered_diffs
+from review.blinded_cache import assignment_redactor, rendered_diffs
 from review.models import Campaign
 from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next

@@ -1,4 +1,5 @@
-"""What a reviewer is shown of a group, blinded: redacted and rendered, cached by content.
+"""The blinded rendering cache: what a reviewer is shown of a group, redacted and rendered,
+cached by content.
 
 Every piece of untrusted text (diffs, file names, old files, test output and reports,
 trajectory events, the problem statement) passes through the group's `Redactor` before it is
@@ -21,10 +22,11 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
+from grading.domain.hostile_text import strip_ansi, visible
+from grading.domain.redaction import Redactor, build_redactor
 from grading.domain.repos import is_git_repository, local_repo_path
 from grading.models import Patch, Task, Trajectory
-from grading.selectors.rollouts import trajectory_events
-from review.blinding import Redactor, build_redactor
+from grading.selectors.rollouts import group_identity_names, trajectory_events
 from review.diffs import (
     RenderedFile,
     RenderOptions,
@@ -36,7 +38,6 @@ from review.diffs import (
     shared_changes,
 )
 from review.models import Assignment
-from review.selectors.reviewing import group_agent_names
 
 OPTIONS = RenderOptions()
 BASE_FILE_MAX_BYTES = 1_000_000
@@ -47,8 +48,7 @@ CACHE_SECONDS = 7 * 24 * 3600
 
 
 def assignment_redactor(*, assignment: Assignment) -> Redactor:
-    names = group_agent_names(group_id=assignment.group_id)
-    names.append(assignment.group.step.run.name)
+    names = group_identity_names(group_id=assignment.group_id)
     patterns = [
         *settings.GAGAR_REVIEW_FINGERPRINTS,
         *assignment.campaign.fingerprint_patterns.splitlines(),
@@ -251,12 +251,14 @@ def test_results(*, attempt: Any, redactor: Redactor) -> dict[str, Any]:
         if isinstance(value, dict) and ("success" in value or "failure" in value):
             sections.append(
                 {
-                    "name": redactor(str(name)),
+                    "name": visible(redactor(str(name))),
                     "passed": len(value.get("success") or []),
-                    "failed": [redactor(str(t)) for t in (value.get("failure") or [])],
+                    "failed": [visible(redactor(str(t))) for t in (value.get("failure") or [])],
                 }
             )
-    return {"output": redactor(raw), "truncated": truncated, "sections": sections}
+    # Colour codes go; any other control character is shown, never sent raw.
+    output = visible(strip_ansi(redactor(raw)))
+    return {"output": output, "truncated": truncated, "sections": sections}
 
 
 def trajectory_slice(
@@ -291,12 +293,13 @@ def _event(raw: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
         args = json.dumps(args, ensure_ascii=False, indent=1)
     text = str(raw.get("text") or "")
     cut = len(text) > EVENT_TEXT_MAX
+    # Redacted, then every control, bidi and zero-width character shown as a mark.
     return {
         "index": raw.get("index", 0),
-        "kind": redactor(str(raw.get("kind") or "")),
-        "role": redactor(str(raw.get("role") or "")),
-        "tool": redactor(str(raw.get("tool") or "")),
-        "args": redactor(args or ""),
-        "text": redactor(text[:EVENT_TEXT_MAX]) + ("\n… (truncated)" if cut else ""),
+        "kind": visible(redactor(str(raw.get("kind") or ""))),
+        "role": visible(redactor(str(raw.get("role") or ""))),
+        "tool": visible(redactor(str(raw.get("tool") or ""))),
+        "args": visible(redactor(args or "")),
+        "text": visible(redactor(text[:EVENT_TEXT_MAX])) + ("\n… (truncated)" if cut else ""),
         "long": len(text) > 600,
     }

@@ -1,0 +1,232 @@
+"""The maintained catalogue of agent, harness, model and vendor names the redactor applies to
+every group, whatever its own attempts' metadata says (grading.domain.redaction).
+
+Bump `CATALOGUE_VERSION` with every change: it is part of the redactor's digest, so cached
+blinded renderings are rebuilt when the catalogue grows.
+
+How entries are matched (see redaction.py for the boundaries):
+- `MODEL_STEMS` are family names that are safe to redact as whole words anywhere ("claude",
+  "qwen"); each match also takes the version tail that follows it ("Claude 3.5 Sonnet",
+  "claude-3-5-sonnet-20240620", "qwen2.5-coder-32b-instruct").
+- `VERSIONED_STEMS` are too ordinary alone ("gpt", "llama", "phi") and are redacted only when
+  a version follows ("gpt-4o-2024-05-13", "Llama-3.1-70B", "phi-3-mini").
+- `AGENTS` are agent and harness names, redacted as whole words in any separator style.
+- `VENDORS` are company names, redacted only in identity contexts (trailers, signatures,
+  self-identification, "org/model" ids, mail addresses), never as ordinary words (`import
+  openai`, `class Meta`, Google-style docstrings).
+- `MAIL_DOMAINS`: any address at these domains is an identity mark wherever it stands.
+- `AGENT_FILES`: tool and configuration files agents leave in a repository; a reviewer sees
+  them as "agent-file-N" (that one was committed is part of the judgement; whose it is is not).
+"""
+
+from __future__ import annotations
+
+CATALOGUE_VERSION = "2026.12.1"
+
+MODEL_STEMS: tuple[str, ...] = (
+    "claude",
+    "chatgpt",
+    "gemini",
+    "codegemma",
+    "codellama",
+    "mixtral",
+    "codestral",
+    "devstral",
+    "magistral",
+    "qwen",
+    "qwq",
+    "deepseek",
+    "starcoder",
+    "starcoder2",
+    "wizardcoder",
+    "octocoder",
+    "nemotron",
+    "kimi",
+    "swe-llama",
+    "lingma",
+    "yi-coder",
+    "command-r",
+    "davinci-codex",
+    "code-davinci",
+    "text-davinci",
+    "gpt4",
+    "gpt4o",
+    "gpt-4o",
+    "o1-preview",
+    "o1-mini",
+    "o1-pro",
+    "o3-mini",
+    "o3-pro",
+    "o4-mini",
+)
+
+VERSIONED_STEMS: tuple[str, ...] = (
+    "gpt",
+    "llama",
+    "mistral",
+    "phi",
+    "gemma",
+    "glm",
+    "chatglm",
+    "granite",
+    "palm",
+    "ernie",
+    "sonnet",
+    "opus",
+    "haiku",
+    "grok",
+    "minimax",
+    "moonshot",
+)
+
+# Words that continue a model name after its stem: "Claude 3.5 Sonnet", "gpt-4o-mini",
+# "Qwen2.5-Coder-32B-Instruct". Only ever taken after a stem, never on their own.
+MODEL_TAIL_WORDS: tuple[str, ...] = (
+    "sonnet",
+    "opus",
+    "haiku",
+    "instant",
+    "mini",
+    "nano",
+    "turbo",
+    "preview",
+    "latest",
+    "coder",
+    "code",
+    "instruct",
+    "chat",
+    "base",
+    "pro",
+    "flash",
+    "lite",
+    "large",
+    "medium",
+    "small",
+    "max",
+    "plus",
+    "exp",
+    "thinking",
+    "reasoner",
+    "vision",
+    "hf",
+    "it",
+    "awq",
+    "gguf",
+    "fp8",
+    "distill",
+    "v",
+)
+
+AGENTS: tuple[str, ...] = (
+    "swe-agent",
+    "mini-swe-agent",
+    "live-swe-agent",
+    "swe-smith",
+    "aider",
+    "openhands",
+    "opendevin",
+    "moatless",
+    "moatless-tools",
+    "autocoderover",
+    "auto-code-rover",
+    "agentless",
+    "claude-code",
+    "codex-cli",
+    "copilot",
+    "devin",
+    "cline",
+    "roo-code",
+    "windsurf",
+    "codeact",
+    "codeactagent",
+    "sweep-ai",
+    "amazon-q-developer",
+    "gemini-cli",
+    "qwen-code",
+    "trae-agent",
+    "refact-agent",
+    "kodu",
+)
+
+VENDORS: tuple[str, ...] = (
+    "anthropic",
+    "openai",
+    "google",
+    "google deepmind",
+    "deepmind",
+    "meta",
+    "meta ai",
+    "mistral",
+    "mistral ai",
+    "mistralai",
+    "alibaba",
+    "alibaba cloud",
+    "qwen team",
+    "deepseek",
+    "deepseek-ai",
+    "xai",
+    "x.ai",
+    "cohere",
+    "microsoft",
+    "github",
+    "amazon",
+    "aws",
+    "cognition",
+    "cognition labs",
+    "all hands ai",
+    "all-hands-ai",
+    "moonshot ai",
+    "zhipu",
+    "bigcode",
+    "meta-llama",
+    "nvidia",
+    "ibm",
+)
+
+MAIL_DOMAINS: tuple[str, ...] = (
+    "anthropic.com",
+    "openai.com",
+    "deepmind.com",
+    "mistral.ai",
+    "x.ai",
+    "deepseek.com",
+    "aider.chat",
+    "all-hands.dev",
+    "cognition.ai",
+    "cognition-labs.com",
+    "devin.ai",
+    "cursor.sh",
+    "cursor.com",
+    "codeium.com",
+    "windsurf.com",
+    "moonshot.ai",
+    "claude.ai",
+    "chatgpt.com",
+)
+
+# Regular expressions for one path component onwards (the part a reviewer sees as
+# "agent-file-N"); directories above it stay as they are.
+AGENT_FILES: tuple[str, ...] = (
+    r"CLAUDE(?:\.local)?\.md",
+    r"AGENTS\.md",
+    r"GEMINI\.md",
+    r"QWEN\.md",
+    r"\.claude(?:/[\w.\-]+)*",
+    r"\.aider[\w.\-]*(?:/[\w.\-]+)*",
+    r"\.cursorrules",
+    r"\.cursor/[\w.\-]+(?:/[\w.\-]+)*",
+    r"\.windsurfrules",
+    r"\.windsurf/[\w.\-]+(?:/[\w.\-]+)*",
+    r"\.clinerules(?:/[\w.\-]+)*",
+    r"\.github/copilot-instructions\.md",
+    r"\.openhands(?:_instructions)?(?:/[\w.\-]+)*",
+    r"\.codex/[\w.\-]+(?:/[\w.\-]+)*",
+    r"\.gemini/[\w.\-]+(?:/[\w.\-]+)*",
+    r"\.goosehints",
+    r"\.roo/[\w.\-]+(?:/[\w.\-]+)*",
+    r"\.roomodes",
+    r"\.junie/[\w.\-]+(?:/[\w.\-]+)*",
+    r"\.swe-agent(?:/[\w.\-]+)*",
+    r"\.moatless(?:/[\w.\-]+)*",
+    r"[\w.\-]+\.traj",
+)

@@ -1,0 +1,142 @@
+"""The leak test: a reviewer of the project's hostile group (tests/security/identity_marks.py)
+fetches every page, fragment and XHR the review pages use, and every same-origin URL those
+pages name, before and after submitting with the grader's verdict revealed; no byte of any
+response holds a planted identity mark, in any case or separator style.
+
+The browser half (real Chromium, every response the pages load) is in
+tests/browser/test_identity_leaks_browser.py; both use the same corpus and the same grep.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from review.models.labels import CRITERIA
+
+from grading.models import GraderConfig, GraderRun, Group
+from review.models import Assignment, Campaign
+from review.services.campaigns import campaign_create
+from tests.factories import StaffFactory, UserFactory
+from tests.security.identity_marks import MARKS, SIGNATURE, hostile_group_import, marks_in
+
+pytestmark = pytest.mark.django_db
+JSON = {"HTTP_ACCEPT": "application/json"}
+_URL_ATTR = re.compile(r"""(?:href|src|action|data-[a-z-]*(?:url|src))="(/[^"#]*)""")
+
+
+def grader_run_with_marks(group: Group) -> GraderRun:
+    """A succeeded grader run whose text quotes the agents' marks, as a real model would."""
+    config, _ = GraderConfig.objects.get_or_create(
+        name="leak-test-grader", defaults={"backend": "heuristic", "model": "grader-m"}
+    )
+    passing = [a for a in group.attempts.order_by("index") if a.passed]
+    run = GraderRun.objects.create(
+        group=group,
+        config=config,
+        status=GraderRun.Status.SUCCEEDED,
+        verdict={"candidates": {str(a.pk): {"tier": 1} for a in passing}},
+    )
+    for n, a in enumerate(passing):
+        run.grades.create(
+            attempt=a,
+            tier=1,
+            rank_in_tier=n + 1,
+            weighted_score=4.0,
+            scores={
+                c: {"score": 4, "rationale": f"the {SIGNATURE} comment is noise"} for c in CRITERIA
+            },
+            severe_issues=[
+                {"category": "other", "description": "commits CLAUDE.md and .cursorrules"}
+            ],
+            summary="Written by zephyrix-harness; says I'm Brightfield-Coder-12B, an AI model.",
+        )
+    return run
+
+
+def _complete_form(rank: int) -> dict[str, object]:
+    return {
+        "tier": "t1",
+        "rank_in_tier": rank,
+        "mergeability": "as_is",
+        **dict.fromkeys(CRITERIA, 4),
+    }
+
+
+def _urls_named_in(body: str) -> set[str]:
+    return {html.unescape(u) for u in _URL_ATTR.findall(body)} - {"/accounts/logout/"}
+
+
+def test_no_planted_identity_mark_reaches_the_reviewer(client: Client) -> None:
+    group = hostile_group_import()
+    grader_run_with_marks(group)
+    reviewer = UserFactory.create(username="alice")
+    campaign = campaign_create(
+        name="Leak test",
+        created_by=StaffFactory.create(username="lead"),
+        reviewers=[reviewer],
+        filters={},
+        reveal_policy=Campaign.Reveal.AFTER_SUBMISSION,
+    )
+    bodies: dict[str, str] = {}
+
+    def record(what: str, response: Any) -> str:
+        raw = b"".join(response.streaming_content) if response.streaming else response.content
+        text = raw.decode("utf-8", "replace")
+        bodies[what] = text + json.dumps(dict(response.headers))
+        return text
+
+    client.force_login(reviewer)
+    record("home", client.get("/", follow=True))
+    record("queue", client.get(reverse("review:queue")))
+    record("next", client.post(reverse("review:next", args=[campaign.pk]), follow=True))
+    mine = Assignment.objects.get(reviewer=reviewer)
+    page_url = reverse("review:page", args=[mine.pk])
+    page = record("page", client.get(page_url))
+    candidates = list(mine.candidates.order_by("position"))
+    assert len(candidates) == 3
+    for n, c in enumerate(candidates):
+        base = [mine.pk, c.token]
+        traj = reverse("review:trajectory", args=base)
+        record(f"traj fragment {n}", client.get(traj, HTTP_X_FRAGMENT="1"))
+        record(f"traj page {n}", client.get(traj))
+        for q in ("redacted", "agent-file", "You are", "model", "Generated", "I'm"):
+            record(f"traj search {n} {q}", client.get(traj, {"q": q}, HTTP_X_FRAGMENT="1"))
+        other = candidates[(n + 1) % len(candidates)]
+        record(
+            f"compare {n}",
+            client.get(reverse("review:compare", args=[mine.pk]), {"a": c.token, "b": other.token}),
+        )
+        record(
+            f"label {n}",
+            client.post(reverse("review:label", args=base), _complete_form(n + 1), **JSON),
+        )
+        fix = {"path": "agent-file-1", "line": 1, "side": "new", "text": "why?", "severity": "nit"}
+        fixed = client.post(reverse("review:fix", args=base), fix, **JSON)
+        record(f"fix {n}", fixed)
+        assert fixed.status_code == 200, fixed.content  # the neutral name is a real file
+    # Every URL the page names (file pages, fragments, links), fetched as this reviewer.
+    named = set()
+    for what in [k for k in bodies if k.startswith(("page", "compare", "traj page"))]:
+        named |= _urls_named_in(bodies[what])
+    assert named, "the review page names no URL"
+    for url in sorted(named):
+        record(f"GET {url}", client.get(url))
+    record("submit", client.post(reverse("review:submit", args=[mine.pk]), **JSON))
+    after = record("page after", client.get(page_url))
+    assert "GRADER" not in page and "Brightfield" not in after
+    for url in sorted(_urls_named_in(after) - named):
+        record(f"GET after {url}", client.get(url))
+
+    leaked = {what: marks_in(body) for what, body in bodies.items()}
+    assert {what: found for what, found in leaked.items() if found} == {}
+    # What was redacted is still there to judge: the code, the agent files as neutral files.
+    assert "boundary_" in page and "agent-file-1" in page and "[redacted]" in page
+    assert "this fixes the boundary" in page and "Project memory for" in page
+    assert "[redacted]" in bodies["traj fragment 0"] and "agent-file-" in bodies["traj fragment 0"]
+    assert len(MARKS) >= 20
