@@ -21,8 +21,8 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from grading.grader.analysis.diff import parse
 
+from grading.diffs import parse_patch as parse
 from grading.grader.analysis.devset import Task
 from grading.grader.analysis.fit import Prediction, Sample
 from grading.grader.analysis.fit_default import make_fit

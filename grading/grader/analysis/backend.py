@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from grading.grader.analysis.diff import parse
+from grading.diffs import parse_patch as parse
 from grading.grader.analysis.engine import GroupResult, analyse_group
 from grading.grader.analysis.inputs import AnalysisInput, CandidatePatch
 from grading.grader.analysis.model import Fit, load_default_fit
@@ -167,8 +167,8 @@ def _base_paths(conv: Conversation) -> set[str]:
     paths: set[str] = set()
     for alias in conv.passing:
         for fp in parse(_diff(conv, "view_diff", candidate=alias)).files:
-            if fp.source_path is not None and fp.source_path.endswith(".py"):
-                paths.add(fp.source_path)
+            if fp.old_path is not None and fp.old_path.endswith(".py"):
+                paths.add(fp.old_path)
     return paths
 
 
