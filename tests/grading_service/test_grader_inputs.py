@@ -102,6 +102,7 @@ def test_the_default_configuration_and_its_key_come_from_the_settings(settings: 
         grader_config_for(name="no-such-config")
 
 
+@pytest.mark.django_db
 def test_a_runs_inputs_carry_the_names_its_trajectories_are_redacted_of(settings: Any) -> None:
     from grading.models import Group
     from grading.services.demo import sample_load

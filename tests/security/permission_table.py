@@ -108,6 +108,8 @@ ROUTES: dict[str, Route] = {
     # role: the test client comes from 127.0.0.1 (tests/ops/test_metrics.py tests the refusals).
     "metrics": Route(ANYONE),
     "ops/": Route(STAFF),
+    # A permanent redirect to the static icon, for everyone.
+    "favicon.ico": Route(roles("301")),
     # --- the Django admin (per-model pages: ADMIN_MODEL_SUFFIXES below) -------------------
     "admin/": Route({**ADMIN_OUT, "staff": "200", "superuser": "200"}),
     "admin/login/": Route(roles("200", staff="302", superuser="302")),
@@ -285,6 +287,11 @@ ADMIN_OVERRIDES: dict[str, dict[str, str]] = {
     "admin/grading/graderfit/add/": {"superuser": "403"},
     "admin/grading/graderapproval/add/": {"superuser": "403"},
 }
+# Imported rollouts are the record of what a training run did: read-only, never added or
+# deleted by hand, even by a superuser (issue 17).
+for _model in ("run", "step", "task", "group", "attempt", "patch", "trajectory", "trajectorychunk"):
+    ADMIN_OVERRIDES[f"admin/grading/{_model}/add/"] = {"superuser": "403"}
+    ADMIN_OVERRIDES[f"admin/grading/{_model}/<path:object_id>/delete/"] = {"superuser": "403"}
 
 
 def admin_model_route(model: type[Model], route: str, override: Mapping[str, str]) -> Route:

@@ -80,14 +80,14 @@ def test_approval_is_off_by_default(client: APIClient) -> None:
 
 
 def test_a_run_stays_with_the_configuration_of_its_first_step(
-    client: APIClient, monkeypatch: pytest.MonkeyPatch
+    client: APIClient, settings: Any
 ) -> None:
     submit(client, step_group("t-1", step=0))
     run = Run.objects.get(name="run-1")
     assert run.grader_config is not None and run.grader_config.name == "default:analysis"
-    # The default changes (the environment now names the heuristic grader): step 1 of the same
+    # The default changes (the settings now name the heuristic grader): step 1 of the same
     # run is still graded by its pinned configuration, a new run by the new default.
-    monkeypatch.setenv("GAGAR_GRADER_BACKEND", "heuristic")
+    settings.GAGAR_GRADER_BACKEND = "heuristic"
     body = submit(client, step_group("t-2", step=1)).json()
     assert body["groups"][0]["grader_config"] == "default:analysis"
     fresh = submit(client, step_group("t-3", run="run-2")).json()
