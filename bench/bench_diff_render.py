@@ -64,14 +64,19 @@ def _edit(lines: list[str], rng: random.Random) -> int:
     return 2
 
 
+def module_text(name: str) -> str:
+    """A standard library module's source (3.13 moved pathlib.py's code to pathlib/_local.py)."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    path = stdlib / name
+    if not path.exists():
+        path = stdlib / name.removesuffix(".py") / "_local.py"
+    return path.read_text(encoding="utf-8").rstrip("\n")
+
+
 def build_group(seed: int = 7) -> list[str]:
     rng = random.Random(seed)
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
     # Split on "\n" only: str.splitlines would also split on form feeds inside the modules.
-    sources = {
-        m: [f"{ln}\n" for ln in (stdlib / m).read_text(encoding="utf-8").rstrip("\n").split("\n")]
-        for m in MODULES
-    }
+    sources = {m: [f"{ln}\n" for ln in module_text(m).split("\n")] for m in MODULES}
     per_candidate = CHANGED_LINES // CANDIDATES
     patches = []
     for _ in range(CANDIDATES):

@@ -1,0 +1,347 @@
+"""Benchmark: the blind review page in headless Chromium, on a big group and on the sample group.
+
+The big group is bench_diff_render's (16 candidates, ~5,000 changed lines of edits to standard
+library modules), as bench_review_page imports it (no base repository: the hunks' own context). The sample group is the
+demo's. A live server runs in this process (in-memory SQLite, LocMem cache) and is warmed first.
+
+Per group it prints:
+  - bytes transferred before interaction (every response's encoded body and headers, from the
+    Chrome DevTools protocol, until the network is idle after load), and the uncompressed size;
+  - DOMContentLoaded and load (Navigation Timing);
+  - long tasks, total and longest (a `longtask` PerformanceObserver installed before any script);
+  - the renderer's memory (resident set of the tab's renderer process, from /proc);
+  - tab switch time (median over the candidates: click to the next frame after the candidate's
+    diff is shown);
+and, on the big group, the server's cold render (render caches and lexer caches cleared: the
+page and every candidate's diff, as the reviewer's tabs fetch them) against Pygments alone on
+the same hunk lines (bench_diff_render's floor). Each browser figure is also printed as a ratio to a
+baseline measured in the same run: the site's small queue page loaded the same way (what the
+machine takes for any page), so figures from different machines can be compared.
+
+Targets (issue 17): <= 1 MB before interaction, DOMContentLoaded <= 350 ms, long tasks <= 150 ms
+in total, tab switch <= 80 ms, cold render <= 1.2x Pygments alone.
+
+Run: ./dev bench review_browser  (needs Chromium: GAGAR_CHROMIUM or /usr/bin/chromium)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gagar_site.settings")
+os.environ.setdefault("SECRET_KEY", "bench-only")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+os.environ.pop("DATABASE_URL", None)  # in-memory SQLite, whatever the shell exports
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.contrib.auth.models import User  # noqa: E402
+from django.contrib.staticfiles.handlers import StaticFilesHandler  # noqa: E402
+from django.core.cache import cache  # noqa: E402
+from django.db import connection, connections  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.testcases import LiveServerThread  # noqa: E402
+
+from bench.bench_diff_render import build_group, sides, time_pygments  # noqa: E402
+from review.diffs import highlight as hl  # noqa: E402
+
+CHROMIUM = os.environ.get("GAGAR_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+LOADS = 3  # page loads per group; the median is printed
+COLD_RUNS = 5
+MB = 1_000_000
+
+LONGTASKS = """
+window.__longtasks = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) window.__longtasks.push(e.duration);
+}).observe({ type: "longtask", buffered: true });
+"""
+# Click a tab, then wait until that candidate's diff is in the page and shown, then a frame.
+TAB_SWITCH = """async (i) => {
+  const tabs = document.querySelectorAll(".rv-tab");
+  const tab = tabs[i];
+  const t0 = performance.now();
+  tab.click();
+  const shown = () => {
+    const panel = document.querySelector(".rv-panel.is-current");
+    if (!panel || panel.dataset.token !== tab.dataset.token) return false;
+    const file = panel.querySelector(".rv-main .rv-file, .rv-main .muted");
+    return !!(file && file.getClientRects().length);
+  };
+  while (!shown()) await new Promise((r) => setTimeout(r, 1));
+  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  return performance.now() - t0;
+}"""
+
+
+class _SerialHandler(StaticFilesHandler):
+    """One request at a time: the server threads share one in-memory SQLite connection."""
+
+    lock = threading.Lock()
+
+    def __call__(self, environ: Any, start_response: Any) -> Any:
+        with self.lock:
+            return super().__call__(environ, start_response)
+
+
+@dataclass
+class Load:
+    transferred: int
+    decoded: int
+    dcl: float
+    load: float
+    long_total: float
+    long_max: float
+    rss: int
+
+
+def _big_group(patches: list[str]) -> int:
+    from grading.models import Attempt, Group, Patch, Run, Step, Task
+
+    run = Run.objects.create(name="bench-run")
+    step = Step.objects.create(run=run, number=1)
+    task = Task.objects.create(
+        external_id="bench-task",
+        repo="bench/repo",
+        problem_statement="Make the standard library stricter about missing values.",
+        content_hash="0" * 64,
+    )
+    group = Group.objects.create(step=step, task=task, content_hash="0" * 64)
+    for i, text in enumerate(patches):
+        data = text.encode()
+        patch = Patch.objects.create(
+            sha256=hashlib.sha256(data).hexdigest(), content=data, size=len(data)
+        )
+        Attempt.objects.create(
+            group=group, external_id=f"b{i}", index=i, test_reward=1.0, patch=patch,
+            agent_system="bench-agent/1.0", agent_model="bench-model-7b",
+        )  # fmt: skip
+    return group.pk
+
+
+def _assignment_url(group_id: int, reviewer: User, name: str) -> str:
+    from grading.models import Group
+    from review.services.campaigns import campaign_create
+    from review.services.queue import assignment_next
+
+    run = Group.objects.get(pk=group_id).step.run_id
+    campaign = campaign_create(
+        name=name, created_by=None, reviewers=[reviewer], filters={"run": run}
+    )
+    assignment = assignment_next(campaign=campaign, reviewer=reviewer)
+    assert assignment is not None and assignment.group_id == group_id, name
+    return f"/review/a/{assignment.pk}/"
+
+
+def _renderer_rss(browser_pid: int) -> int:
+    """The largest resident set among the browser's renderer processes (one tab: its own)."""
+    best = 0
+    for status in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            cmd = status.read_bytes()
+            if b"--type=renderer" not in cmd or b"--extension-process" in cmd:
+                continue
+            text = (status.parent / "status").read_text()
+        except OSError:
+            continue
+        ppid = next(int(ln.split()[1]) for ln in text.splitlines() if ln.startswith("PPid"))
+        if not _descends(ppid, browser_pid):
+            continue
+        rss = next(int(ln.split()[1]) for ln in text.splitlines() if ln.startswith("VmRSS"))
+        best = max(best, rss * 1024)
+    return best
+
+
+def _descends(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        try:
+            text = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return False
+        pid = next(int(ln.split()[1]) for ln in text.splitlines() if ln.startswith("PPid"))
+    return False
+
+
+def _browser_pid() -> int:
+    out = subprocess.run(["pgrep", "-P", str(os.getpid())], capture_output=True, text=True)
+    # Playwright's driver is our child; Chromium is the driver's child.
+    for driver in out.stdout.split():
+        kids = subprocess.run(["pgrep", "-P", driver], capture_output=True, text=True)
+        for kid in kids.stdout.split():
+            if "chrom" in Path(f"/proc/{kid}/comm").read_text():
+                return int(kid)
+    return -1
+
+
+def _load(pw_browser: Any, base: str, cookie: dict[str, Any], url: str, browser_pid: int) -> Load:
+    context = pw_browser.new_context(viewport={"width": 1440, "height": 900})
+    context.add_cookies([cookie])
+    context.add_init_script(LONGTASKS)
+    page = context.new_page()
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
+    sizes: dict[str, int] = {}
+    decoded: dict[str, int] = {}
+    cdp.on("Network.loadingFinished", lambda e: sizes.__setitem__(e["requestId"], e["encodedDataLength"]))  # fmt: skip
+    cdp.on("Network.dataReceived", lambda e: decoded.__setitem__(e["requestId"], decoded.get(e["requestId"], 0) + e["dataLength"]))  # fmt: skip
+    page.goto(base + url, wait_until="load")
+    page.wait_for_load_state("networkidle")
+    nav = page.evaluate(
+        "() => { const n = performance.getEntriesByType('navigation')[0];"
+        " return [n.domContentLoadedEventEnd - n.startTime, n.loadEventEnd - n.startTime]; }"
+    )
+    tasks = page.evaluate("() => window.__longtasks")
+    rss = _renderer_rss(browser_pid)
+    context.close()
+    return Load(
+        transferred=sum(sizes.values()),
+        decoded=sum(decoded.values()),
+        dcl=nav[0],
+        load=nav[1],
+        long_total=sum(tasks),
+        long_max=max(tasks, default=0.0),
+        rss=rss,
+    )
+
+
+def _tab_switches(pw_browser: Any, base: str, cookie: dict[str, Any], url: str) -> list[float]:
+    context = pw_browser.new_context(viewport={"width": 1440, "height": 900})
+    context.add_cookies([cookie])
+    page = context.new_page()
+    page.goto(base + url, wait_until="load")
+    page.wait_for_selector(".rv-panel.is-current")
+    page.wait_for_load_state("networkidle")
+    n = page.locator(".rv-tab").count()
+    times = [page.evaluate(TAB_SWITCH, i) for i in [*range(1, n), 0]]
+    context.close()
+    return times
+
+
+def _median_load(loads: list[Load]) -> Load:
+    def med(attr: str) -> Any:
+        return statistics.median(getattr(x, attr) for x in loads)
+
+    return Load(*(med(a) for a in Load.__dataclass_fields__))
+
+
+def _cold_render(client: Client, url: str) -> float:
+    times = []
+    for _ in range(COLD_RUNS):
+        cache.clear()
+        hl._lexer_for_name.cache_clear()
+        hl._css_class.cache_clear()
+        start = time.perf_counter()
+        response = client.get(url)
+        times.append(time.perf_counter() - start)
+        assert response.status_code == 200
+    return statistics.median(times)
+
+
+def main() -> int:
+    if not Path(CHROMIUM).exists():
+        print(f"needs Chromium at {CHROMIUM} (set GAGAR_CHROMIUM)")
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    from grading.services.demo import sample_load
+
+    connection.creation.create_test_db(verbosity=0)
+    patches = build_group()
+    changed = sum(o.count("\n") + n.count("\n") for p in patches for o, n in sides(p))
+    big = _big_group(patches)
+    sample = sample_load(grade=False).results[0].group_id
+    reviewer = User.objects.create_user("bench-reviewer")
+    urls = {
+        "big": _assignment_url(big, reviewer, "bench big"),
+        "sample": _assignment_url(sample, reviewer, "bench sample"),
+        "queue": "/review/",
+    }
+    client = Client()
+    client.force_login(reviewer)
+    cookie = {
+        "name": settings.SESSION_COOKIE_NAME,
+        "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+        "domain": "127.0.0.1",
+        "path": "/",
+    }
+
+    shared = {c.alias: c for c in connections.all() if c.vendor == "sqlite"}
+    for c in shared.values():
+        c.inc_thread_sharing()
+    thread = LiveServerThread("127.0.0.1", _SerialHandler, connections_override=shared)
+    thread.daemon = True
+    thread.start()
+    thread.is_ready.wait()
+    base = f"http://127.0.0.1:{thread.port}"
+    for u in urls.values():  # warm server: imports, templates, rendered fragments
+        client.get(u)
+
+    print(f"big group: {len(patches)} candidates, {changed} hunk lines; sample group: demo's")
+    results: dict[str, Load] = {}
+    switches: dict[str, list[float]] = {}
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pid = _browser_pid()
+        for name, url in urls.items():
+            _load(chromium, base, cookie, url, pid)  # the browser's own first-use costs
+            results[name] = _median_load(
+                [_load(chromium, base, cookie, url, pid) for _ in range(LOADS)]
+            )
+            if name != "queue":
+                switches[name] = _tab_switches(chromium, base, cookie, url)
+        chromium.close()
+    thread.terminate()
+
+    q = results["queue"]
+    print(f"\nbaseline (queue page): DOMContentLoaded {q.dcl:.0f} ms, load {q.load:.0f} ms, "
+          f"{q.transferred / 1e3:.0f} kB, renderer {q.rss / MB:.0f} MB")  # fmt: skip
+    for name in ("big", "sample"):
+        r, s = results[name], switches[name]
+        ok = lambda v, t: "ok" if v <= t else "MISSED"  # noqa: E731
+        print(f"\n{name} group (median of {LOADS} loads; ratio to the queue page in brackets)")
+        print(
+            f"  transferred before interaction {r.transferred / MB:6.2f} MB "
+            f"(uncompressed {r.decoded / MB:.2f} MB; target <= 1 MB: {ok(r.transferred, MB)})"
+        )
+        print(
+            f"  DOMContentLoaded               {r.dcl:6.0f} ms [{r.dcl / q.dcl:.1f}x] "
+            f"(target <= 350 ms: {ok(r.dcl, 350)})"
+        )
+        print(f"  load                           {r.load:6.0f} ms [{r.load / q.load:.1f}x]")
+        print(
+            f"  long tasks total / longest     {r.long_total:6.0f} ms / {r.long_max:.0f} ms "
+            f"(target <= 150 ms total: {ok(r.long_total, 150)})"
+        )
+        print(f"  renderer memory (RSS)          {r.rss / MB:6.0f} MB [{r.rss / q.rss:.1f}x]")
+        print(f"  tab switch median / max        {statistics.median(s):6.0f} ms / {max(s):.0f} ms "
+              f"over {len(s)} (target <= 80 ms: {ok(statistics.median(s), 80)})")  # fmt: skip
+
+    cold = _cold_render(client, urls["big"])
+    pyg = statistics.median(time_pygments(patches) for _ in range(COLD_RUNS))
+    print(f"\nserver, big group: cold render {cold * 1000:.0f} ms, Pygments alone on the same "
+          f"lines {pyg * 1000:.0f} ms: {cold / pyg:.2f}x (target <= 1.2x: "
+          f"{'ok' if cold / pyg <= 1.2 else 'MISSED'})")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
