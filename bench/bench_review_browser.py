@@ -1,8 +1,9 @@
 """Benchmark: the blind review page in headless Chromium, on a big group and on the sample group.
 
 The big group is bench_diff_render's (16 candidates, ~5,000 changed lines of edits to standard
-library modules), as bench_review_page imports it (no base repository: the hunks' own context). The sample group is the
-demo's. A live server runs in this process (in-memory SQLite, LocMem cache) and is warmed first.
+library modules), as bench_review_page imports it (no base repository: the hunks' own
+context). The sample group is the demo's. A live server runs in this process (in-memory
+SQLite, LocMem cache) and is warmed first.
 
 Per group it prints:
   - bytes transferred before interaction (every response's encoded body and headers, from the
@@ -201,8 +202,15 @@ def _load(pw_browser: Any, base: str, cookie: dict[str, Any], url: str, browser_
     cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
     sizes: dict[str, int] = {}
     decoded: dict[str, int] = {}
-    cdp.on("Network.loadingFinished", lambda e: sizes.__setitem__(e["requestId"], e["encodedDataLength"]))  # fmt: skip
-    cdp.on("Network.dataReceived", lambda e: decoded.__setitem__(e["requestId"], decoded.get(e["requestId"], 0) + e["dataLength"]))  # fmt: skip
+
+    def finished(e: dict[str, Any]) -> None:
+        sizes[e["requestId"]] = e["encodedDataLength"]
+
+    def received(e: dict[str, Any]) -> None:
+        decoded[e["requestId"]] = decoded.get(e["requestId"], 0) + e["dataLength"]
+
+    cdp.on("Network.loadingFinished", finished)
+    cdp.on("Network.dataReceived", received)
     page.goto(base + url, wait_until="load")
     page.wait_for_load_state("networkidle")
     nav = page.evaluate(
