@@ -61,6 +61,8 @@ MIDDLEWARE = [
     "gagar_site.logging.RequestLogMiddleware",
     # HTTP latency by view for /metrics (gagar_site/metrics.py).
     "gagar_site.metrics.MetricsMiddleware",
+    # gzip for GET pages (the review page shrinks tenfold); BREACH: gagar_site/compression.py.
+    "gagar_site.compression.CompressionMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy header from SECURE_CSP (DEPLOYMENT block).
     "django.middleware.csp.ContentSecurityPolicyMiddleware",

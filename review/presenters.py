@@ -40,7 +40,7 @@ from review.templatetags.review_tags import TIER_SHORT
 CRITERIA_LABELS = [(c, c.replace("_", " ").capitalize()) for c in CRITERIA]
 TIERS = {"t1": 1, "t2": 2, "t3": 3}
 # Bump when _candidate_side.html or _candidate_main.html change, so cached fragments expire.
-FRAGMENT_VERSION = "3"
+FRAGMENT_VERSION = "4"
 MARKDOWN_MAX_CHARS = 50_000
 
 
@@ -65,6 +65,24 @@ class CandidatePanel:
     viewed: list[str] = field(default_factory=list)  # file ids the reviewer ticked as viewed
     prefilled: list[str] = field(default_factory=list)  # criteria still pre-filled from the tier
     main_html: str = ""  # a marker the view replaces with main_bytes
+    # Whether the diff, file list and test output are in this panel (the active candidate's,
+    # or a panel fragment); the others' come on demand (views.pages.panel).
+    loaded: bool = False
+
+    def label_state(self) -> dict[str, Any]:
+        """The label as the page's one label form shows it, for the page script."""
+        label = self.label
+        state: dict[str, Any] = {
+            "tier": label.tier if label else "",
+            "rank_in_tier": label.rank_in_tier if label else None,
+            "mergeability": label.mergeability if label else "",
+            "confidence": label.confidence if label else None,
+            "notes": label.notes if label else "",
+            "prefilled": ",".join(self.prefilled),
+        }
+        for key, _name, value in self.scores:
+            state[key] = value
+        return state
 
 
 @dataclass
@@ -94,7 +112,11 @@ def _digest(*parts: str) -> str:
 
 
 def candidate_fragments(
-    *, patches: dict[str, Patch | None], redactor: Redactor, task: Task
+    *,
+    patches: dict[str, Patch | None],
+    redactor: Redactor,
+    task: Task,
+    wanted: set[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per candidate token: the file list + shared hunks and the diffs, as cached HTML.
 
@@ -102,7 +124,9 @@ def candidate_fragments(
     them back, so the reviewer-independent parts of a panel are cached whole, keyed by the
     patch's render key (content hash + options + renderer version + redaction + base tree),
     the group's shared-changes key and this template version. The only per-assignment value
-    inside, the file-page URL, is a placeholder filled in per request.
+    inside, the file-page URL, is a placeholder filled in per request. Only the `wanted`
+    candidates' fragments are read or rendered (all by default); the group's shared changes
+    are computed over every candidate either way.
     """
     group_key = shared_key(patches=patches, redactor=redactor)
     keys = {
@@ -110,6 +134,7 @@ def candidate_fragments(
         if p is not None
         else f"gagar-panel:v{FRAGMENT_VERSION}:" + _digest("-", group_key)
         for tok, p in patches.items()
+        if wanted is None or tok in wanted
     }
     found = cache.get_many(list(set(keys.values())))
     missing = [tok for tok, key in keys.items() if key not in found]
@@ -134,17 +159,59 @@ def candidate_fragments(
     return {tok: found[key] for tok, key in keys.items()}
 
 
-def review_page(*, assignment: Assignment) -> dict[str, Any]:
+def review_page(*, assignment: Assignment, active: str | None = None) -> dict[str, Any]:
+    """The page's context. `active` (a candidate alias) is the candidate whose diff, files and
+    test output come with the page (the first by default); the other panels are shells the page
+    script fills from `views.pages.panel`."""
     campaign = assignment.campaign
     redactor = assignment_redactor(assignment=assignment)
     candidates: list[Candidate] = list(assignment.candidates.all())
+    if not candidates:
+        raise ValueError("an assignment without candidates")
+    current = next((c for c in candidates if c.alias == active), candidates[0])
+    context = candidate_context(
+        assignment=assignment, candidates=candidates, loaded={current.token}
+    )
+    panels = context["panels"]
+    task = assignment.group.task
+    reference = None
+    # The maintainers' fix anchors reviewers on one way of solving the problem: shown only
+    # when the campaign turned it on (off by default).
+    if campaign.show_reference and task.gold_patch_id is not None:
+        reference = rendered_diffs(
+            patches={"reference": task.gold_patch}, redactor=redactor, task=task
+        )["reference"]
+    statement = redactor(task.problem_statement)
+    return context | {
+        "active": next(p for p in panels if p.token == current.token),
+        "recorded": recorded_summary(assignment=assignment, panels=panels),
+        # Markdown with raw HTML off: every tag of the untrusted text is escaped, not parsed.
+        # A huge statement stays preformatted text: Chromium takes tens of seconds to lay out
+        # a megabyte of proportional-font paragraphs.
+        "problem_statement_html": mark_safe(markdown_html(statement))  # noqa: S308
+        if len(statement) <= MARKDOWN_MAX_CHARS
+        else None,
+        "reference": reference,
+    }
+
+
+def candidate_context(
+    *, assignment: Assignment, candidates: list[Candidate], loaded: set[str]
+) -> dict[str, Any]:
+    """Every candidate's panel, with the heavy parts (diffs, files, test output) only for the
+    `loaded` tokens."""
+    campaign = assignment.campaign
+    redactor = assignment_redactor(assignment=assignment)
     patches = {c.token: c.attempt.patch for c in candidates}
-    fragments = candidate_fragments(patches=patches, redactor=redactor, task=assignment.group.task)
+    fragments = candidate_fragments(
+        patches=patches, redactor=redactor, task=assignment.group.task, wanted=loaded
+    )
+    empty = {"side": "", "main": b"", "paths": [], "added": 0, "removed": 0}
     panels = []
     for c in candidates:
         label = getattr(c, "label", None)
         trajectory = getattr(c.attempt, "trajectory", None)
-        frag = fragments[c.token]
+        frag = fragments.get(c.token, empty)
         main: bytes = frag["main"]
         if b"@@FILE_URL@@" in main:
             url = escape(reverse("review:file", args=[assignment.pk, c.token]))
@@ -160,7 +227,7 @@ def review_page(*, assignment: Assignment) -> dict[str, Any]:
                 label=label,
                 fix_requests=list(c.fix_requests.all()),
                 tests=test_results(attempt=c.attempt, redactor=redactor)
-                if campaign.show_test_output
+                if campaign.show_test_output and c.token in loaded
                 else None,
                 trajectory_events=trajectory.event_count
                 if trajectory is not None and campaign.show_trajectories
@@ -171,34 +238,18 @@ def review_page(*, assignment: Assignment) -> dict[str, Any]:
                 scores=[
                     (k, name, getattr(label, k) if label else None) for k, name in CRITERIA_LABELS
                 ],
-                viewed=[file_id_for(p) for p in c.viewed_paths if p in frag["paths"]],
+                viewed=[file_id_for(p) for p in c.viewed_paths],
                 prefilled=list(label.prefilled) if label else [],
+                loaded=c.token in loaded,
             )
         )
     reveal = reveal_for(assignment=assignment, candidates=candidates, redactor=redactor)
     if reveal:
         for panel in panels:
             panel.reveal = reveal.get(panel.token)
-    task = assignment.group.task
-    reference = None
-    # The maintainers' fix anchors reviewers on one way of solving the problem: shown only
-    # when the campaign turned it on (off by default).
-    if campaign.show_reference and task.gold_patch_id is not None:
-        reference = rendered_diffs(
-            patches={"reference": task.gold_patch}, redactor=redactor, task=task
-        )["reference"]
-    statement = redactor(task.problem_statement)
     return {
         "assignment": assignment,
         "campaign": campaign,
-        "recorded": recorded_summary(assignment=assignment, panels=panels),
-        # Markdown with raw HTML off: every tag of the untrusted text is escaped, not parsed.
-        # A huge statement stays preformatted text: Chromium takes tens of seconds to lay out
-        # a megabyte of proportional-font paragraphs.
-        "problem_statement_html": mark_safe(markdown_html(statement))  # noqa: S308
-        if len(statement) <= MARKDOWN_MAX_CHARS
-        else None,
-        "reference": reference,
         "panels": panels,
         "revealed": bool(reveal),
         "criteria": CRITERIA_LABELS,

@@ -4,11 +4,12 @@ Built with f-strings rather than Django templates: this package must not import 
 template render per row costs far more than the highlighting itself. Every interpolated value is
 either an int, a hex file id, an attribute escaped with `escape_attr`, or per-line HTML from
 `highlight.py` (which escapes all text itself). No inline event handlers: the page script finds
-expand buttons by `data-expand` and line cells by `data-side`/`data-line`.
+expand buttons by `data-expand` and line numbers on rows (`data-o` old side, `data-n` new side).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
@@ -39,40 +40,47 @@ class SideHtml:
     new_no_newline: frozenset[int]
 
 
-def _cell(side: str, no: int | None, pos: int | None, cls: str, html: str, nonl: bool) -> str:
+def _cell(no: int | None, pos: int | None, cls: str, html: str, nonl: bool) -> str:
     if no is None or pos is None:
         return '<td class="d-ln"></td><td class="d-code empty"></td>'
     extra = _NO_NEWLINE if nonl else ""
-    return (
-        f'<td class="d-ln" data-side="{side}" data-line="{no}">{no}</td>'
-        f'<td class="d-code {cls}" data-side="{side}" data-line="{no}">{html}{extra}</td>'
-    )
+    return f'<td class="d-ln">{no}</td><td class="d-code {cls}">{html}{extra}</td>'
 
 
 def _row(row: Row, sides: SideHtml) -> str:
+    # Line numbers on the row, not on its four cells: `data-o` is the old side's line and
+    # `data-n` the new side's; the old side's cells are the first two, the new side's the last.
     old_cls, new_cls = _CELL_CLASS[row.kind]
     old_html = sides.old[row.old_pos] if row.old_pos is not None else ""
     new_html = sides.new[row.new_pos] if row.new_pos is not None else ""
+    attrs = ""
+    if row.old_no is not None and row.old_pos is not None:
+        attrs += f' data-o="{row.old_no}"'
+    if row.new_no is not None and row.new_pos is not None:
+        attrs += f' data-n="{row.new_no}"'
     return (
-        f'<tr class="d-{row.kind}">'
-        + _cell(
-            "old",
-            row.old_no,
-            row.old_pos,
-            old_cls,
-            old_html,
-            row.old_pos in sides.old_no_newline,
-        )
-        + _cell(
-            "new",
-            row.new_no,
-            row.new_pos,
-            new_cls,
-            new_html,
-            row.new_pos in sides.new_no_newline,
-        )
+        f'<tr class="d-{row.kind}"{attrs}>'
+        + _cell(row.old_no, row.old_pos, old_cls, old_html, row.old_pos in sides.old_no_newline)
+        + _cell(row.new_no, row.new_pos, new_cls, new_html, row.new_pos in sides.new_no_newline)
         + "</tr>"
     )
+
+
+_FOLDED = re.compile(r'(<tbody class="d-collapsed" id="([^"]+)" hidden>)(.*?)(</tbody>)', re.S)
+
+
+def lean_html(html: str) -> str:
+    """The table without its folded rows (empty `d-collapsed` bodies stay, for the rows fetched
+    when the reviewer expands them: most of a big diff's bytes are unchanged context)."""
+    return _FOLDED.sub(r"\1\4", html)
+
+
+def folded_rows(html: str, block: str) -> str | None:
+    """The rows of one folded block (`data-expand` id) of a table, or None."""
+    for m in _FOLDED.finditer(html):
+        if m.group(2) == block:
+            return m.group(3)
+    return None
 
 
 def _plural(n: int, word: str) -> str:

@@ -23,7 +23,7 @@ from review.diffs.highlight import (
     intraline_ranges,
     plain_lines,
 )
-from review.diffs.html import SideHtml, render_table
+from review.diffs.html import SideHtml, lean_html, render_table
 from review.diffs.layout import (
     Item,
     Row,
@@ -35,7 +35,7 @@ from review.diffs.layout import (
 )
 
 # Bump whenever the HTML for the same input and options changes, so cached fragments expire.
-RENDERER_VERSION = "2"
+RENDERER_VERSION = "3"
 
 # The page labels a binary file as such, whatever happened to it.
 ShownKind = ChangeKind | Literal["binary"]
@@ -68,6 +68,11 @@ class RenderedFile:
     highlighted: bool
     page: int = 1
     file_id: str = ""
+
+    @property
+    def lean_html(self) -> str:
+        """`html` without the rows of folded context (fetched when expanded)."""
+        return lean_html(self.html)
 
 
 def file_id_for(path: str) -> str:

@@ -37,7 +37,7 @@ MAX_EVENT_BODY = 20_000
 
 def _back(assignment: Assignment, alias: str | None = None) -> HttpResponse:
     url = reverse("review:page", args=[assignment.pk])
-    return redirect(f"{url}#cand-{alias}" if alias else url)
+    return redirect(f"{url}?c={alias}#cand-{alias}" if alias else url)
 
 
 def _errors(

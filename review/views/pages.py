@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
+import re
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
+from gagar_site.compression import mark_compress_safe
 from review.blinded_cache import (
     assignment_redactor,
     rendered_diffs,
     rendered_file_page,
     trajectory_slice,
 )
-from review.diffs import compare_rows
+from review.diffs import RenderedFile, compare_rows
+from review.diffs.html import folded_rows
 from review.models import Assignment, Campaign
 from review.models.reviewing import TIER_TYPICAL_SCORES
-from review.presenters import review_page
+from review.presenters import candidate_context, review_page
 from review.selectors.reviewing import reviewer_queue
 from review.services.queue import AssignmentGoneError, assignment_next, assignment_resume
 from review.views._common import is_fragment, own_assignment, own_candidate
@@ -53,6 +58,26 @@ def take_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return redirect("review:page", assignment_id=assignment.pk)
 
 
+def _spliced(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+    """Render around small markers, then splice each loaded candidate's cached diff bytes in:
+    hundreds of kilobytes of diff HTML are copied once instead of at every template level.
+    Untrusted text is escaped everywhere, so it can never contain the marker."""
+    marker = f"<!--gagar-diff-{secrets.token_hex(8)}:"
+    mains = []
+    for panel in context["panels"]:
+        if panel.loaded:
+            panel.main_html = mark_safe(f"{marker}{len(mains)}-->")  # noqa: S308 - our own marker
+            mains.append(panel.main_bytes)
+    response = render(request, template, context)
+    head, *rest = response.content.split(marker.encode())
+    parts = [head]
+    for piece in rest:
+        index, _, tail = piece.partition(b"-->")
+        parts += [mains[int(index)], tail]
+    response.content = b"".join(parts)
+    return response
+
+
 @login_required
 @require_GET
 def page(request: HttpRequest, assignment_id: int) -> HttpResponse:
@@ -63,15 +88,9 @@ def page(request: HttpRequest, assignment_id: int) -> HttpResponse:
         except AssignmentGoneError:
             messages.warning(request, "That review expired and went to someone else.")
             return redirect("review:queue")
-    context = review_page(assignment=assignment)
-    # Render the page around small markers, then splice each candidate's cached diff bytes in:
-    # megabytes of diff HTML are copied once instead of at every template level. Untrusted
-    # text is escaped everywhere, so it can never contain the marker.
-    marker = f"<!--gagar-diff-{secrets.token_hex(8)}:"
-    mains = []
-    for n, panel in enumerate(context["panels"]):
-        mains.append(panel.main_bytes)
-        panel.main_html = mark_safe(f"{marker}{n}-->")  # noqa: S308 - our own marker
+    # Only the active candidate's diff comes with the page (?c=<alias>, else the first); the
+    # page script fetches the others' panels when their tab is opened.
+    context = review_page(assignment=assignment, active=request.GET.get("c"))
     context["config"] = {
         "heartbeatMs": settings.GAGAR_REVIEW_HEARTBEAT_MS,
         "idleMs": settings.GAGAR_REVIEW_IDLE_SECONDS * 1000,
@@ -79,15 +98,74 @@ def page(request: HttpRequest, assignment_id: int) -> HttpResponse:
         # Per reviewer, so kept out of the cached file list and applied by the page script.
         "viewed": {panel.token: panel.viewed for panel in context["panels"]},
         "typicalScores": TIER_TYPICAL_SCORES,
+        # The one label form's contents per candidate and where each saves.
+        "labels": {
+            panel.token: panel.label_state()
+            | {"action": reverse("review:label", args=[assignment.pk, panel.token])}
+            for panel in context["panels"]
+        },
+        "active": context["active"].token,
     }
-    response = render(request, "review/page.html", context)
-    head, *rest = response.content.split(marker.encode())
-    parts = [head]
-    for piece in rest:
-        index, _, tail = piece.partition(b"-->")
-        parts += [mains[int(index)], tail]
-    response.content = b"".join(parts)
-    return response
+    # ?c= is a validated alias (an unknown one shows the first candidate), never echoed.
+    return mark_compress_safe(_spliced(request, "review/page.html", context))  # type: ignore[return-value]
+
+
+@login_required
+@require_GET
+def panel(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
+    """One candidate's panel (files, shared changes, fix requests, diff, test output), for the
+    page script to insert when its tab is opened: the same template and blinded content the
+    page would have shown for it."""
+    assignment = own_assignment(request, assignment_id)
+    candidate = own_candidate(assignment, token)
+    context = candidate_context(
+        assignment=assignment, candidates=list(assignment.candidates.all()), loaded={token}
+    )
+    context["p"] = next(p for p in context["panels"] if p.token == candidate.token)
+    return _spliced(request, "review/_panel.html", context)
+
+
+BLOCK = re.compile(r"(f-[0-9a-f]{16})-p([0-9]{1,6})-c[0-9]{1,6}")
+MAX_BLOCKS = 500
+
+
+@login_required
+@require_GET
+def context(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
+    """Folded context rows (`?b=<block id>`, repeated) of one candidate's diff, left out of the
+    page until the reviewer expands them."""
+    assignment = own_assignment(request, assignment_id)
+    candidate = own_candidate(assignment, token)
+    patch = candidate.attempt.patch
+    wanted = [b for b in request.GET.getlist("b")[:MAX_BLOCKS] if BLOCK.fullmatch(b)]
+    if patch is None or not wanted:
+        raise Http404("No such context.")
+    redactor = assignment_redactor(assignment=assignment)
+    task = assignment.group.task
+    first: dict[str, RenderedFile] | None = None
+    blocks = []
+    for block in wanted:
+        match = BLOCK.fullmatch(block)
+        assert match is not None
+        file_id, page_no = match.group(1), int(match.group(2))
+        rendered: RenderedFile | None
+        if page_no == 1:
+            if first is None:
+                diffs = rendered_diffs(patches={token: patch}, redactor=redactor, task=task)
+                first = {f.file_id: f for f in diffs[token]}
+            rendered = first.get(file_id)
+        else:
+            rendered = rendered_file_page(
+                patch=patch, redactor=redactor, task=task, file_id=file_id, page=page_no
+            )
+        rows = folded_rows(rendered.html, block) if rendered is not None else None
+        if rows is not None:
+            # Rows of our own renderer, escaped when they were rendered.
+            blocks.append((block, mark_safe(rows)))  # noqa: S308
+    if not blocks:
+        raise Http404("No such context.")
+    response = render(request, "review/_context_rows.html", {"blocks": blocks})
+    return mark_compress_safe(response)  # type: ignore[return-value]
 
 
 @login_required
@@ -189,5 +267,7 @@ def file_page(request: HttpRequest, assignment_id: int, token: str) -> HttpRespo
             "candidate": candidate,
             "f": rendered,
             "base": _base(request),
+            # Inserted into the review page, whose script fetches folded rows when expanded.
+            "lean": is_fragment(request),
         },
     )

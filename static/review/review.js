@@ -4,14 +4,15 @@
 // heartbeat the server turns into active time. No inline handlers and no HTML built from
 // strings: inserted HTML always comes from the server's own (escaping) templates.
 
-import { allSaved, installAutosave, save, showViewed } from "./js/autosave.js";
+import { allSaved, installAutosave, save } from "./js/autosave.js";
 import { createContext } from "./js/context.js";
 import { installExpand } from "./js/expand.js";
-import { markFixes, markShares, openFix, submitFix } from "./js/fixes.js";
+import { markFixes, openFix, submitFix } from "./js/fixes.js";
 import { installKeys } from "./js/keys.js";
-import { loadTrajectory, installTrajectories, moreFile, moreTrajectory } from "./js/fragments.js";
-import { findRow, goFile, setCursor, showPanel } from "./js/navigation.js";
-import { showFieldProblems } from "./js/problems.js";
+import { loadTrajectory, moreFile, moreTrajectory } from "./js/fragments.js";
+import { preparePanel } from "./js/panels.js";
+import { cellSide, findRow, goFile, setCursor, showPanel, sideLine } from "./js/navigation.js";
+import { showFieldProblems, showProblemsFor } from "./js/problems.js";
 import { post, showProblems } from "./js/server.js";
 import { startTiming } from "./js/timing.js";
 
@@ -26,6 +27,7 @@ function start(root) {
   // own restoring of the old scroll offset after load would undo that.
   history.scrollRestoration = "manual";
   const ctx = createContext(root);
+  ctx.showProblemsFor = (token) => showProblemsFor(ctx, token);
   startTiming(ctx);
 
   root.addEventListener("click", (ev) => {
@@ -65,10 +67,11 @@ function start(root) {
       moreFile(moreFileLink);
       return;
     }
-    const cell = el.closest("td[data-side][data-line]");
-    if (cell && !el.closest("a, button")) {
-      setCursor(ctx, cell.closest("tr"), cell.dataset.side);
-      if (cell.classList.contains("d-ln")) openFix(ctx, cell.closest("tr"));
+    const cell = el.closest("td.d-ln, td.d-code");
+    const row = cell && cell.closest("tr[data-o], tr[data-n]");
+    if (row && !el.closest("a, button") && sideLine(row, cellSide(cell)) !== null) {
+      setCursor(ctx, row, cellSide(cell));
+      if (cell.classList.contains("d-ln")) openFix(ctx, row);
     }
   });
 
@@ -96,22 +99,21 @@ function start(root) {
       else showProblems(data.problems);
     }
   });
-  installTrajectories(root);
   installKeys(ctx);
 
-  for (const panel of ctx.panels) {
-    showViewed(ctx, panel, ctx.config.viewed[panel.dataset.token] || []);
-    markFixes(panel);
-    markShares(panel);
-  }
+  for (const panel of ctx.panels) if (panel.dataset.loaded) preparePanel(ctx, panel);
+  // Fix marks and the like on context rows fetched when expanded.
+  root.addEventListener("rv-expanded", (ev) => markFixes(ev.target.closest(".rv-panel") || root));
   const fromHash = ctx.panels.find((p) => "#" + p.id === window.location.hash);
-  showPanel(ctx, fromHash || ctx.panels[0], { quiet: true });
-  // Just submitted: the end of the review is what to see, with where to go next focused.
-  const done = document.getElementById("rv-done");
-  if (done && !fromHash) {
-    done.scrollIntoView({ block: "start" });
-    const next = document.getElementById("rv-next-group") || document.getElementById("rv-back-to-queue");
-    if (next) next.focus({ preventScroll: true });
-  }
-  ctx.send("focus");
+  const active = ctx.panels.find((p) => p.dataset.token === ctx.config.active);
+  showPanel(ctx, fromHash || active || ctx.panels[0], { quiet: true }).then(() => {
+    // Just submitted: the end of the review is what to see, with where to go next focused.
+    const done = document.getElementById("rv-done");
+    if (done && !fromHash) {
+      done.scrollIntoView({ block: "start" });
+      const next = document.getElementById("rv-next-group") || document.getElementById("rv-back-to-queue");
+      if (next) next.focus({ preventScroll: true });
+    }
+    ctx.send("focus");
+  });
 }

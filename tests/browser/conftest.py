@@ -111,3 +111,11 @@ def login(page, base_url: str, username: str, password: str = TEST_PASSWORD) -> 
     page.fill("input[name=password]", password)
     page.click("button[type=submit], input[type=submit]")
     page.wait_for_load_state()
+
+
+# The review page fetches a candidate's panel when its tab is opened: wait for the switch.
+SWITCHED = "() => !document.getElementById('rv').hasAttribute('data-switching')"
+
+
+def switched(page) -> None:
+    page.wait_for_function(SWITCHED)

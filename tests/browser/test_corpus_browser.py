@@ -10,7 +10,7 @@ import pytest
 
 from grading.models import Attempt, Group, Task
 from review.services.campaigns import campaign_create
-from tests.browser.conftest import login
+from tests.browser.conftest import login, switched
 from tests.factories import StaffFactory, UserFactory
 from tests.importers.helpers import jsonl
 from tests.security.corpus import HUGE, PAYLOADS, fits_a_name
@@ -70,6 +70,7 @@ def test_the_review_page_renders_every_payload_inert(browser: Any, server_url: s
             page.wait_for_selector(".rv-panel.is-current .rv-event")
             watch.check("trajectory")
             page.keyboard.press("]")
+            switched(page)
         page.goto(page.url.split("#")[0] + "compare")
         watch.check("compare")
         context.clear_cookies()

@@ -17,7 +17,7 @@ from grading.services.grader_runs import (
     grader_runs_request,
 )
 from review.services.campaigns import campaign_create
-from tests.browser.conftest import login
+from tests.browser.conftest import login, switched
 from tests.factories import StaffFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -116,6 +116,7 @@ def test_reviewer_pages_and_interactions_raise_no_csp_violation(
     page.keyboard.press("Escape")
     first = page.locator(".rv-panel.is-current").get_attribute("data-alias")
     page.keyboard.press("]")
+    switched(page)
     page.wait_for_function(
         "a => document.querySelector('.rv-panel.is-current').dataset.alias !== a", arg=first
     )

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from review.services.campaigns import campaign_create
-from tests.browser.conftest import login
+from tests.browser.conftest import login, switched
 from tests.factories import StaffFactory, UserFactory
 from tests.security.identity_marks import hostile_group_import, marks_in
 from tests.security.test_identity_leaks import grader_run_with_marks
@@ -55,6 +55,7 @@ def test_the_reviewers_browser_receives_no_identity_mark(
     assert tabs.count() == 3
     for i in range(tabs.count()):
         tabs.nth(i).click()
+        switched(page)
         panel = page.locator(".rv-panel.is-current")
         with page.expect_response(lambda r: "/trajectory" in r.url):
             panel.locator("details.rv-traj summary").click()

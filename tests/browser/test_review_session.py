@@ -10,7 +10,7 @@ from grading.models import Group
 from grading.services.demo import sample_load
 from review.models import Assignment, FixRequest, Label
 from review.services.campaigns import campaign_create
-from tests.browser.conftest import login
+from tests.browser.conftest import login, switched
 from tests.factories import StaffFactory, UserFactory
 from tests.review.blind import forbidden_strings, grader_verdict_for, leaks, make_ids_distinctive
 
@@ -128,6 +128,7 @@ def test_two_reviewers_complete_a_blind_review(browser, server_url, artifacts, s
         page.keyboard.press("Escape")
         page.wait_for_function(SAVED)
         page.keyboard.press("]")
+        switched(page)
     page.screenshot(path=str(artifacts / "review-keyboard-done.png"))
     page.keyboard.press("Shift+S")
     page.keyboard.press("Enter")
@@ -164,12 +165,14 @@ def test_two_reviewers_complete_a_blind_review(browser, server_url, artifacts, s
     tabs = page.locator(".rv-tab")
     for i in range(tabs.count()):
         tabs.nth(i).click()
+        switched(page)
         panel = page.locator(".rv-panel.is-current")
         if i == 0:
             expand = panel.locator("button.d-expand").first
             if expand.count():
                 expand.click()
-            panel.locator("td.d-ln[data-side=new]").first.click()  # opens the fix form on that line
+            # A new-side line number opens the fix form on that line.
+            panel.locator("tr[data-n] > td.d-ln:nth-child(3)").first.click()
             panel.locator(".rv-fix-form textarea").fill("Please add a test for this")
             panel.locator(".rv-fix-form button[type=submit]").click()
             page.wait_for_selector(".rv-panel.is-current .rv-fix")

@@ -14,7 +14,7 @@ from grading.sample.build import load_committed_group
 from grading.services.imports import groups_import
 from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next
-from tests.browser.conftest import login
+from tests.browser.conftest import login, switched
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -87,6 +87,7 @@ def test_hostile_content_renders_inert(browser, server_url, artifacts):
     assert "<script>window.__xss=1" in page.locator(".rv-problem").inner_text()
     for tab in page.locator(".rv-tab").all():
         tab.click()
+        switched(page)
         panel = page.locator(".rv-panel.is-current")
         panel.locator("details.rv-tests summary").click()
         panel.locator("details.rv-traj summary").click()
@@ -98,6 +99,7 @@ def test_hostile_content_renders_inert(browser, server_url, artifacts):
     page.screenshot(path=str(artifacts / "hostile-review.png"))
     first = page.locator(".rv-tab").first
     first.click()
+    switched(page)
     page.keyboard.press("j")
     page.keyboard.press("c")
     page.keyboard.type("fix the file with a hostile name")

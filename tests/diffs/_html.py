@@ -11,6 +11,7 @@ class Element:
     tag: str
     attrs: dict[str, str | None]
     text: list[str] = field(default_factory=list)
+    cells: list[Element] = field(default_factory=list)  # a row's cells
 
     @property
     def classes(self) -> set[str]:
@@ -27,6 +28,10 @@ class _Collector(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         el = Element(tag, dict(attrs))
         self.elements.append(el)
+        if tag == "td":
+            row = next((o for o in reversed(self._open) if o.tag == "tr"), None)
+            if row is not None:
+                row.cells.append(el)
         if tag not in {"col"}:
             self._open.append(el)
 
@@ -49,14 +54,20 @@ def parse(html: str) -> _Collector:
 
 
 def code_cells(html: str, side: str, cls: str) -> list[Element]:
-    return [
-        el
-        for el in parse(html).elements
-        if el.tag == "td"
-        and el.attrs.get("data-side") == side
-        and "d-code" in el.classes
-        and cls in el.classes
-    ]
+    """The code cells of one side that show a line, in order. Line numbers sit on the row
+    (`data-o`, `data-n`); each cell returned carries its row's number for that side as
+    `data-line` and the side as `data-side`."""
+    attr, index = ("data-o", 1) if side == "old" else ("data-n", 3)
+    out = []
+    for row in parse(html).elements:
+        if row.tag != "tr" or row.attrs.get(attr) is None or len(row.cells) < 4:
+            continue
+        cell = row.cells[index]
+        if "d-code" in cell.classes and cls in cell.classes:
+            cell.attrs["data-side"] = side
+            cell.attrs["data-line"] = row.attrs[attr]
+            out.append(cell)
+    return out
 
 
 def cell_text(el: Element) -> str:

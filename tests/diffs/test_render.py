@@ -180,7 +180,7 @@ def test_it_paginates_large_files() -> None:
     assert [p.pages for p in pages] == [3, 3, 3]
     shown = [len(code_cells(p.html, "new", "ins")) for p in pages]
     assert shown == [2_000, 2_000, 1_000]
-    assert 'data-line="4001"' in pages[2].html
+    assert 'data-n="4001"' in pages[2].html
     with pytest.raises(ValueError):
         render_file(file, options=opts, page=4)
 

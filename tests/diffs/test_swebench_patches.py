@@ -7,13 +7,9 @@ import unidiff
 
 from review.diffs import parse_patch, render_file, render_patch
 from tests.diffs._data import swebench_patches
-from tests.diffs._html import Element, parse
+from tests.diffs._html import code_cells
 
 PATCHES = swebench_patches()
-
-
-def _is(cell: Element, side: str, cls: str) -> bool:
-    return cell.attrs.get("data-side") == side and cls in cell.classes
 
 
 @pytest.mark.skipif(not PATCHES, reason="shared SWE-bench groups not available")
@@ -39,9 +35,8 @@ def test_it_renders_every_candidate_with_unidiff_counts() -> None:
             pages = [first] + [render_file(file, page=p) for p in range(2, first.pages + 1)]
             shown_added = shown_removed = 0
             for r in pages:
-                cells = [el for el in parse(r.html).elements if el.tag == "td"]
-                shown_added += sum(1 for c in cells if _is(c, "new", "ins"))
-                shown_removed += sum(1 for c in cells if _is(c, "old", "del"))
+                shown_added += len(code_cells(r.html, "new", "ins"))
+                shown_removed += len(code_cells(r.html, "old", "del"))
             assert (shown_added, shown_removed) == (first.added, first.removed), name
             # Only files past the highlighting threshold (e.g. a vendored cacert.pem) go plain.
             if not first.highlighted:

@@ -50,5 +50,5 @@ def test_a_large_file_is_paginated_and_not_highlighted(client, reviewer):
     second = client.get(file_url, {"f": file_id, "page": 2}, HTTP_X_FRAGMENT="1")
     assert second.status_code == 200
     body = second.content.decode()
-    assert "<html" not in body and 'data-line="2001"' in body and "Page 2 of 3" in body
+    assert "<html" not in body and 'data-n="2001"' in body and "Page 2 of 3" in body
     assert client.get(file_url, {"f": file_id, "page": 9}).status_code == 404

@@ -157,6 +157,12 @@ ROUTES: dict[str, Route] = {
         roles("404", anon="login", api="login", submitter="login"),
         kwargs=_candidate,
     ),
+    "review/a/<int:assignment_id>/c/<str:token>/panel": Route(OWN, kwargs=_candidate),
+    "review/a/<int:assignment_id>/c/<str:token>/context": Route(
+        # Without a block id the owner gets a 404 too (as for file pages).
+        roles("404", anon="login", api="login", submitter="login"),
+        kwargs=_candidate,
+    ),
     "review/a/<int:assignment_id>/c/<str:token>/label": Route(
         {**OWN_POST, "owner": "200"}, method="post", kwargs=_candidate, data=_label, json=True
     ),

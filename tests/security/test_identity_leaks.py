@@ -102,6 +102,11 @@ def test_no_planted_identity_mark_reaches_the_reviewer(client: Client) -> None:
     assert len(candidates) == 3
     for n, c in enumerate(candidates):
         base = [mine.pk, c.token]
+        # Each candidate's panel, as the page script fetches it when its tab is opened.
+        panel = record(
+            f"panel {n}", client.get(reverse("review:panel", args=base), HTTP_X_FRAGMENT="1")
+        )
+        page += panel
         traj = reverse("review:trajectory", args=base)
         record(f"traj fragment {n}", client.get(traj, HTTP_X_FRAGMENT="1"))
         record(f"traj page {n}", client.get(traj))
@@ -122,7 +127,7 @@ def test_no_planted_identity_mark_reaches_the_reviewer(client: Client) -> None:
         assert fixed.status_code == 200, fixed.content  # the neutral name is a real file
     # Every URL the page names (file pages, fragments, links), fetched as this reviewer.
     named = set()
-    for what in [k for k in bodies if k.startswith(("page", "compare", "traj page"))]:
+    for what in [k for k in bodies if k.startswith(("page", "panel", "compare", "traj page"))]:
         named |= _urls_named_in(bodies[what])
     assert named, "the review page names no URL"
     for url in sorted(named):

@@ -2,40 +2,101 @@
 // they follow the reviewer across reloads).
 
 import { clearFieldProblems } from "./problems.js";
-import { post, sendForm, showProblems } from "./server.js";
+import { sendForm, showProblems } from "./server.js";
 
 const TIER_NAMES = { t1: "T1", t2: "T2", t3: "T3", exploit: "exploit" };
 
-// One save at a time per form; the latest state wins.
-const saving = new WeakMap();
+// One save at a time (the one label form serves every candidate); the latest state wins. What is
+// sent is read when the save is asked for, so a switch of candidate right after cannot mix two
+// candidates' labels.
 
 export function save(ctx, form) {
-  const status = form.querySelector(".rv-save-status");
-  const previous = saving.get(form) || Promise.resolve();
-  const next = previous.then(async () => {
-    status.textContent = "Saving…";
-    const data = await post(ctx, form).catch(() => ({ ok: false, problems: ["Network error: not saved."] }));
+  const token = ctx.labelToken;
+  const body = new FormData(form);
+  const url = form.action;
+  ctx.labels[token] = Object.assign(ctx.labels[token] || {}, snapshot(form));
+  setStatus(ctx, token, "Saving…");
+  ctx.saving = ctx.saving.then(async () => {
+    const data = await sendForm(ctx, url, body).catch(() => ({ ok: false, problems: ["Network error: not saved."] }));
     if (data.ok) {
-      status.textContent = "Saved " + new Date().toLocaleTimeString();
-      clearFieldProblems(form);
-      updateTab(ctx, form.closest(".rv-panel"), data.tier, data.rank);
+      setStatus(ctx, token, "Saved " + new Date().toLocaleTimeString());
+      delete ctx.problems[token];
+      if (token === ctx.labelToken) clearFieldProblems(form);
+      updateTab(ctx, token, data.tier, data.rank);
+      if (ctx.labels[token]) ctx.labels[token].rank_in_tier = data.rank;
     } else {
-      status.textContent = "Not saved: " + (data.problems || []).join(" ");
+      setStatus(ctx, token, "Not saved: " + (data.problems || []).join(" "));
     }
   });
-  saving.set(form, next);
-  return next;
+  return ctx.saving;
 }
 
-// Resolves once every label form's pending save has finished (before submitting).
+function setStatus(ctx, token, text) {
+  ctx.statusText[token] = text;
+  const status = ctx.labelForm && ctx.labelForm.querySelector(".rv-save-status");
+  if (status && token === ctx.labelToken) status.textContent = text;
+}
+
+// Resolves once every pending save has finished (before submitting).
 export function allSaved(ctx) {
-  return Promise.all(Array.from(ctx.root.querySelectorAll("form.rv-label")).map((f) => saving.get(f)));
+  flushTyping(ctx);
+  return ctx.saving;
 }
 
-function updateTab(ctx, panel, tier, rank) {
-  const tab = ctx.tabs.find((t) => t.dataset.token === panel.dataset.token);
+function updateTab(ctx, token, tier, rank) {
+  const tab = ctx.tabs.find((t) => t.dataset.token === token);
   if (!tab) return;
   tab.querySelector(".rv-tab-tier").textContent = tier ? TIER_NAMES[tier] + (rank ? "#" + rank : "") : "";
+}
+
+// The form's fields as a plain object (an unchecked radio group is null).
+function snapshot(form) {
+  const out = {};
+  for (const el of form.elements) {
+    if (!el.name || el.name === "csrfmiddlewaretoken") continue;
+    if (el.type === "radio") {
+      if (!(el.name in out)) out[el.name] = null;
+      if (el.checked) out[el.name] = el.value;
+    } else out[el.name] = el.value;
+  }
+  return out;
+}
+
+// Fill the label form with one candidate's label and point it at that candidate.
+export function showLabel(ctx, token) {
+  const form = ctx.labelForm;
+  if (!form) return;
+  if (token !== ctx.labelToken) {
+    flushTyping(ctx);
+    ctx.labels[ctx.labelToken] = Object.assign(ctx.labels[ctx.labelToken] || {}, snapshot(form));
+  }
+  const state = ctx.labels[token] || {};
+  ctx.labelToken = token;
+  if (state.action) form.action = state.action;
+  for (const el of form.elements) {
+    if (!el.name || el.name === "csrfmiddlewaretoken") continue;
+    const value = state[el.name] === undefined || state[el.name] === null ? "" : String(state[el.name]);
+    if (el.type === "radio") el.checked = value !== "" && el.value === value;
+    else el.value = value;
+  }
+  writePrefilled(form, prefilledSet(form));
+  const status = form.querySelector(".rv-save-status");
+  if (status) status.textContent = ctx.statusText[token] || "";
+  clearFieldProblems(form);
+  const same = form.querySelector("select[data-same-as]");
+  if (same) {
+    same.value = "";
+    for (const option of same.options) option.hidden = option.value === token;
+  }
+  ctx.showProblemsFor(token);
+}
+
+// Typed fields save once typing pauses; a switch of candidate saves at once.
+function flushTyping(ctx) {
+  if (ctx.typingTimer === null) return;
+  clearTimeout(ctx.typingTimer);
+  ctx.typingTimer = null;
+  save(ctx, ctx.labelForm);
 }
 
 export function fillRank(ctx, form, value) {
@@ -43,18 +104,39 @@ export function fillRank(ctx, form, value) {
   const rank = form.querySelector('input[name="rank_in_tier"]');
   if (value === "exploit" || rank.value) return;
   let highest = 0;
-  for (const other of ctx.root.querySelectorAll("form.rv-label")) {
-    if (other === form) continue;
-    const checked = other.querySelector('input[name="tier"]:checked');
-    const r = Number(other.querySelector('input[name="rank_in_tier"]').value || 0);
-    if (checked && checked.value === value) highest = Math.max(highest, r);
+  for (const [token, other] of Object.entries(ctx.labels)) {
+    if (token === ctx.labelToken) continue;
+    if (other.tier === value) highest = Math.max(highest, Number(other.rank_in_tier || 0));
   }
   rank.value = String(highest + 1);
 }
 
+// "Same rubric as candidate X": that candidate's scores. A score the reviewer set or confirmed
+// there counts as set here; one still pre-filled there stays pre-filled (nobody judged it).
+export function copyRubric(ctx, form, token) {
+  const source = ctx.labels[token];
+  if (!source) return false;
+  const names = prefilledSet(form);
+  const sourcePrefilled = new Set(String(source.prefilled || "").split(",").filter(Boolean));
+  let copied = 0;
+  for (const row of form.querySelectorAll(".rv-score[data-criterion]")) {
+    const criterion = row.dataset.criterion;
+    const value = source[criterion];
+    if (value === undefined || value === null || value === "") continue;
+    const radio = form.querySelector('input[name="' + criterion + '"][value="' + value + '"]');
+    if (!radio) continue;
+    radio.checked = true;
+    if (sourcePrefilled.has(criterion)) names.add(criterion);
+    else names.delete(criterion);
+    copied += 1;
+  }
+  writePrefilled(form, names);
+  return copied > 0;
+}
+
 export function setTier(ctx, value) {
   if (!ctx.current || ctx.config.locked) return;
-  const form = ctx.current.querySelector("form.rv-label");
+  const form = ctx.labelForm;
   const radio = form.querySelector('input[name="tier"][value="' + value + '"]');
   if (!radio) return;
   radio.checked = true;
@@ -156,12 +238,19 @@ export function installAutosave(ctx) {
     const el = ev.target;
     if (el.classList.contains("rv-viewed")) return saveViewed(ctx, el.closest(".rv-panel"), el);
     const form = el.closest("form.rv-label");
-    if (form && el.name === "tier") {
+    if (!form) return;
+    if (el.matches("select[data-same-as]")) {
+      const copied = el.value && copyRubric(ctx, form, el.value);
+      el.value = "";
+      if (copied) save(ctx, form);
+      return;
+    }
+    if (el.name === "tier") {
       fillRank(ctx, form, el.value);
       prefillRubric(ctx, form, el.value);
     }
-    if (form && el.type === "radio") confirmScore(form, el);
-    if (form && el.type !== "textarea" && el.type !== "number") save(ctx, form);
+    if (el.type === "radio") confirmScore(form, el);
+    if (el.type !== "textarea" && el.type !== "number") save(ctx, form);
   });
   // Clicking the pre-filled score itself fires no change: it confirms that score.
   ctx.root.addEventListener("click", (ev) => {
@@ -170,11 +259,15 @@ export function installAutosave(ctx) {
     const form = el.closest("form.rv-label");
     if (form && confirmScore(form, el)) save(ctx, form);
   });
-  const typing = new WeakMap();
   ctx.root.addEventListener("input", (ev) => {
     const form = ev.target.closest("form.rv-label");
     if (!form || (ev.target.type !== "textarea" && ev.target.type !== "number")) return;
-    clearTimeout(typing.get(form));
-    typing.set(form, setTimeout(() => save(ctx, form), 600));
+    clearTimeout(ctx.typingTimer);
+    ctx.typingTimer = setTimeout(() => {
+      ctx.typingTimer = null;
+      save(ctx, form);
+    }, 600);
   });
+  const same = ctx.labelForm && ctx.labelForm.querySelector(".rv-same-as");
+  if (same && ctx.panels.length > 1) same.hidden = false;
 }

@@ -1,7 +1,7 @@
 // Line-anchored fix requests (opened from the cursor or a line number, added and removed
 // without a reload) and the shared-change badges drawn on the diff.
 
-import { rowIn, rowLine } from "./navigation.js";
+import { codeCell, rowInFile, rowLine } from "./navigation.js";
 import { showFormProblems } from "./problems.js";
 import { post, showProblems } from "./server.js";
 
@@ -26,31 +26,50 @@ export function openFix(ctx, row) {
 
 export function markFixes(panel) {
   for (const cell of panel.querySelectorAll("td.has-fix")) cell.classList.remove("has-fix");
+  const files = filesByPath(panel);
   for (const li of panel.querySelectorAll(".rv-fix")) {
-    const row = rowIn(panel, li.dataset.path, li.dataset.line, li.dataset.side);
-    const cell = row && row.querySelector('td.d-code[data-side="' + li.dataset.side + '"]');
+    const file = files.get(li.dataset.path);
+    const row = file && rowInFile(file, li.dataset.line, li.dataset.side);
+    const cell = row && codeCell(row, li.dataset.side);
     if (cell) cell.classList.add("has-fix");
   }
 }
 
+function filesByPath(panel) {
+  const files = new Map();
+  for (const f of panel.querySelectorAll(".rv-file[data-path]")) if (!files.has(f.dataset.path)) files.set(f.dataset.path, f);
+  return files;
+}
+
 // Shared changes, marked in the diff itself: the first old-side line of each hunk gets the same
 // badge as the sidebar list ("3/5", "only this one"), drawn by CSS from data attributes so it
-// never becomes part of the code's text (copying code copies no badge).
+// never becomes part of the code's text (copying code copies no badge). One pass: each file's
+// old-side rows are indexed once, however many hunks it has.
 export function markShares(panel) {
-  for (const li of panel.querySelectorAll(".rv-shared li[data-path]")) {
-    const row = rowIn(panel, li.dataset.path, li.dataset.line, li.dataset.side);
+  const items = panel.querySelectorAll(".rv-shared li[data-path]");
+  if (!items.length) return;
+  const files = filesByPath(panel);
+  const rows = new Map(); // path -> Map(old line -> row)
+  for (const li of items) {
     const badge = li.querySelector(".rv-badge");
-    if (!row || !badge) continue;
-    const cells = [row.querySelector("td.d-ln"), row.querySelector('td.d-code[data-side="old"]')];
-    for (const cell of cells) {
+    const path = li.dataset.path;
+    if (!badge || !files.has(path)) continue;
+    if (!rows.has(path)) {
+      const byLine = new Map();
+      for (const tr of files.get(path).querySelectorAll("tr[data-o]")) byLine.set(tr.dataset.o, tr);
+      rows.set(path, byLine);
+    }
+    const row = rows.get(path).get(String(Number(li.dataset.line)));
+    if (!row) continue;
+    const unique = li.classList.contains("is-unique");
+    const common = li.classList.contains("is-common");
+    for (const cell of [row.cells[0], row.cells[1]]) {
       if (!cell) continue;
       cell.dataset.share = badge.textContent;
-      cell.classList.toggle("is-unique", li.classList.contains("is-unique"));
-      cell.classList.toggle("is-common", li.classList.contains("is-common"));
+      if (unique) cell.classList.add("is-unique");
+      if (common) cell.classList.add("is-common");
     }
-    row.title = li.classList.contains("is-unique")
-      ? "No other candidate made this hunk"
-      : badge.textContent + " candidates made this hunk";
+    row.title = unique ? "No other candidate made this hunk" : badge.textContent + " candidates made this hunk";
   }
 }
 

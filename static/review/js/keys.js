@@ -1,7 +1,7 @@
 // Keyboard shortcuts and the help dialog ("?" lists them).
 
 import { setTier, toggleViewed } from "./autosave.js";
-import { expand } from "./expand.js";
+import { expandAll } from "./expand.js";
 import { openFix } from "./fixes.js";
 import { stepChange, stepFile, stepPanel } from "./navigation.js";
 
@@ -36,7 +36,7 @@ export function installKeys(ctx) {
       if (radio && !radio.disabled) radio.focus();
     },
     e: () => {
-      if (ctx.currentFile) for (const b of ctx.currentFile.querySelectorAll("button.d-expand")) expand(b);
+      if (ctx.currentFile) expandAll(Array.from(ctx.currentFile.querySelectorAll("button.d-expand")));
     },
     v: () => toggleViewed(ctx),
     t: () => {
@@ -90,7 +90,8 @@ export function installKeys(ctx) {
     const action = keys[ev.key];
     if (action) {
       ev.preventDefault();
-      action();
+      // After any candidate switch still loading: a key acts on the candidate it follows.
+      ctx.switching.then(action);
     }
   });
 }

@@ -1,10 +1,30 @@
 // Moving around: candidate tabs, files, changes and the row cursor.
 
 import { expand } from "./expand.js";
+import { ensureLoaded, placeLabelForm, prefetchAround } from "./panels.js";
 
+// Show a candidate: fetched first if it is not in the page yet (until then the one shown stays,
+// so what the reviewer sees is what keys and clicks act on). Keys wait for `ctx.switching`.
 export function showPanel(ctx, panel, opts) {
-  if (!panel || panel === ctx.current) return;
+  if (!panel || panel === ctx.current) return ctx.switching;
+  ctx.target = panel;
+  // Marked on the page while a candidate is on its way (tests and styles can wait for it).
+  ctx.root.dataset.switching = panel.dataset.alias;
+  const done = ctx.switching.then(async () => {
+    if (ctx.target !== panel) return; // a later switch asked for another one
+    await ensureLoaded(ctx, panel);
+    if (ctx.target === panel && panel !== ctx.current) reveal(ctx, panel, opts);
+  });
+  ctx.switching = done.then(() => {
+    if (ctx.switching === chained) delete ctx.root.dataset.switching;
+  });
+  const chained = ctx.switching;
+  return ctx.switching;
+}
+
+function reveal(ctx, panel, opts) {
   ctx.current = panel;
+  placeLabelForm(ctx, panel);
   for (const p of ctx.panels) p.classList.toggle("is-current", p === panel);
   for (const t of ctx.tabs) t.classList.toggle("is-current", t.dataset.token === panel.dataset.token);
   // Not on arrival without a hash: the browser scrolls to the URL's fragment once the page has
@@ -15,10 +35,11 @@ export function showPanel(ctx, panel, opts) {
   markFile(ctx);
   if (!(opts && opts.quiet)) ctx.send("focus");
   if (!(opts && opts.keepScroll)) window.scrollTo({ top: 0 });
+  prefetchAround(ctx, panel);
 }
 
 export function stepPanel(ctx, delta) {
-  const i = ctx.panels.indexOf(ctx.current);
+  const i = ctx.panels.indexOf(ctx.target || ctx.current);
   showPanel(ctx, ctx.panels[(i + delta + ctx.panels.length) % ctx.panels.length]);
 }
 
@@ -40,11 +61,29 @@ export function setCursor(ctx, row, side) {
   row.scrollIntoView({ block: "center" });
 }
 
+// Line numbers live on the row: data-o (old side) and data-n (new side).
+export function sideLine(row, side) {
+  const line = row.dataset[side === "old" ? "o" : "n"];
+  return line === undefined ? null : line;
+}
+
+// Which side a cell of a diff row is on: the first two cells are the old side.
+export function cellSide(cell) {
+  return cell.cellIndex < 2 ? "old" : "new";
+}
+
+// The code cell of `side` in a row.
+export function codeCell(row, side) {
+  return row.cells[side === "old" ? 1 : 3] || null;
+}
+
 export function rowLine(ctx, row) {
-  // The focused line: the preferred side if that cell has a line, else the other side.
-  const pick = (side) => row.querySelector('td.d-code[data-side="' + side + '"][data-line]');
-  const cell = pick(ctx.cursorSide) || pick(ctx.cursorSide === "new" ? "old" : "new");
-  return cell ? { side: cell.dataset.side, line: cell.dataset.line } : null;
+  // The focused line: the preferred side if that side has a line, else the other side.
+  for (const side of [ctx.cursorSide, ctx.cursorSide === "new" ? "old" : "new"]) {
+    const line = sideLine(row, side);
+    if (line !== null) return { side: side, line: line };
+  }
+  return null;
 }
 
 export function stepChange(ctx, delta) {
@@ -87,8 +126,11 @@ export function goFile(ctx, file) {
 // The row showing `line` on `side` of `path` in a panel, or null.
 export function rowIn(panel, path, line, side) {
   const file = Array.from(panel.querySelectorAll(".rv-file")).find((f) => f.dataset.path === path);
-  const cell = file && file.querySelector('td.d-code[data-side="' + side + '"][data-line="' + Number(line) + '"]');
-  return cell ? cell.closest("tr") : null;
+  return file ? rowInFile(file, line, side) : null;
+}
+
+export function rowInFile(file, line, side) {
+  return file.querySelector("tr[data-" + (side === "old" ? "o" : "n") + '="' + Number(line) + '"]');
 }
 
 // The same row in the current panel, with its collapsed context expanded so it can be shown.

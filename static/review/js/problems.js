@@ -17,36 +17,54 @@ export function clearFieldProblems(scope) {
   for (const el of scope.querySelectorAll(".has-problem")) el.classList.remove("has-problem");
 }
 
-// `fields`: [{candidate: token, field, text}] from the submit endpoint. Problems that belong to
-// no field of a shown candidate go to the page's list.
-export function showFieldProblems(ctx, fields) {
-  clearFieldProblems(ctx.root);
+// `fields`: [{candidate: token, field, text}] from the submit endpoint. Each candidate's field
+// problems are shown in the label form when that candidate is shown (its tab is marked until
+// then); problems that belong to no field of a candidate go to the page's list.
+export async function showFieldProblems(ctx, fields) {
+  ctx.problems = {};
+  for (const tab of ctx.tabs) tab.classList.remove("has-problem");
   const loose = [];
   let first = null;
   for (const item of fields) {
     const panel = ctx.panels.find((p) => p.dataset.token === item.candidate);
-    const anchor = panel && ANCHORS[item.field] && panel.querySelector("form.rv-label " + ANCHORS[item.field]);
-    if (!anchor) {
+    if (!panel || !ANCHORS[item.field]) {
       loose.push(item.text);
       continue;
     }
+    (ctx.problems[item.candidate] = ctx.problems[item.candidate] || []).push(item);
+    const tab = ctx.tabs.find((t) => t.dataset.token === item.candidate);
+    if (tab) tab.classList.add("has-problem");
+    if (!first) first = panel;
+  }
+  showProblems(loose, { scroll: !first });
+  if (!first) return;
+  if (first !== ctx.current) await showPanel(ctx, first, { keepScroll: true });
+  const anchor = showProblemsFor(ctx, first.dataset.token);
+  if (anchor) {
+    const control = anchor.querySelector("input:not([disabled]), select, textarea") || anchor;
+    control.focus();
+    anchor.scrollIntoView({ block: "nearest" });
+  }
+}
+
+// Draw one candidate's stored field problems in the label form; returns the first anchor.
+export function showProblemsFor(ctx, token) {
+  const form = ctx.labelForm;
+  if (!form) return null;
+  clearFieldProblems(form);
+  let first = null;
+  for (const item of ctx.problems[token] || []) {
+    const anchor = form.querySelector(ANCHORS[item.field]);
+    if (!anchor) continue;
     const note = document.createElement("p");
     note.className = "rv-field-error";
     note.setAttribute("role", "alert");
     note.textContent = item.text;
     anchor.after(note);
     anchor.classList.add("has-problem");
-    const tab = ctx.tabs.find((t) => t.dataset.token === item.candidate);
-    if (tab) tab.classList.add("has-problem");
-    if (!first) first = { panel: panel, anchor: anchor };
+    if (!first) first = anchor;
   }
-  showProblems(loose, { scroll: !first });
-  if (first) {
-    if (first.panel !== ctx.current) showPanel(ctx, first.panel, { keepScroll: true });
-    const control = first.anchor.querySelector("input:not([disabled]), select, textarea") || first.anchor;
-    control.focus();
-    first.anchor.scrollIntoView({ block: "nearest" });
-  }
+  return first;
 }
 
 // A problem of one small form (a fix request), shown inside that form.

@@ -1,0 +1,101 @@
+"""A fast page for big groups (issue 17): only the active candidate's diff comes with the page,
+the others' panels are fragments fetched on demand; one label form; folded context is left out
+and fetched when expanded; pages are compressed (but not where secrets meet reflected input)."""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+import pytest
+from django.urls import reverse
+
+from review.diffs import parse_patch, render_file
+from review.services.queue import assignment_next
+
+pytestmark = pytest.mark.django_db
+
+BLOCK = re.compile(r'<tbody class="d-collapsed" id="([^"]+)" hidden></tbody>')
+
+
+@pytest.fixture
+def mine(client, campaign, reviewer):
+    client.force_login(reviewer)
+    return assignment_next(campaign=campaign, reviewer=reviewer)
+
+
+def test_the_page_holds_the_active_candidates_diff_and_one_label_form(client, mine):
+    candidates = list(mine.candidates.order_by("position"))
+    assert len(candidates) > 1
+    url = reverse("review:page", args=[mine.pk])
+    html = client.get(url).content.decode()
+    assert html.count('<form class="rv-label"') == 1
+    assert html.count('data-loaded="1"') == 1
+    first, second = candidates[0], candidates[1]
+    assert f'data-token="{first.token}" data-viewed-url' in html
+    assert reverse("review:label", args=[mine.pk, first.token]) in html.split("rv-label", 1)[1]
+    # Each other candidate is a shell naming where its panel comes from.
+    for c in candidates[1:]:
+        assert reverse("review:panel", args=[mine.pk, c.token]) in html
+    # ?c=<alias> brings that candidate instead (no script: tabs are such links).
+    other = client.get(url, {"c": second.alias}).content.decode()
+    assert other.count('data-loaded="1"') == 1
+    action = other.split('<form class="rv-label" method="post" action="', 1)[1].split('"', 1)[0]
+    assert action == reverse("review:label", args=[mine.pk, second.token])
+    assert f'href="?c={second.alias}#cand-{second.alias}"' in html
+
+
+def test_a_panel_fragment_is_that_candidates_panel_without_a_label_form(client, mine):
+    c = mine.candidates.order_by("position")[1]
+    response = client.get(reverse("review:panel", args=[mine.pk, c.token]), HTTP_X_FRAGMENT="1")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "<html" not in body and 'class="rv-label"' not in body
+    assert f"Candidate {c.alias}" in body and 'class="rv-label-slot"' in body
+    assert 'class="d-file"' in body and "rv-fix-form" in body
+    assert reverse("review:fix", args=[mine.pk, c.token]) in body
+
+
+def test_folded_context_is_left_out_and_served_on_demand(client, mine):
+    c = mine.candidates.order_by("position")[0]
+    html = client.get(reverse("review:page", args=[mine.pk])).content.decode()
+    blocks = BLOCK.findall(html)
+    assert blocks, "the sample group's base files give folded context"
+    url = reverse("review:context", args=[mine.pk, c.token])
+    response = client.get(url, [("b", b) for b in blocks[:3]], HTTP_X_FRAGMENT="1")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert body.count("<tbody data-block=") == min(3, len(blocks))
+    first_rows = body.split(f'<tbody data-block="{blocks[0]}">', 1)[1].split("</tbody>", 1)[0]
+    assert first_rows.startswith('<tr class="d-equal" data-o=')
+    assert client.get(url, {"b": "f-0000000000000000-p1-c9"}).status_code == 404
+    assert client.get(url, {"b": "<script>"}).status_code == 404
+
+
+def test_render_file_keeps_the_folded_rows_for_other_pages():
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -10,1 +10,1 @@\n-a = 1\n+a = 2\n"
+    old = "".join(f"line_{i} = {i}\n" for i in range(1, 30)).replace("line_10 = 10", "a = 1")
+    rendered = render_file(parse_patch(diff)[0], old_text=old)
+    assert 'class="d-collapsed"' in rendered.html and "line_2 = 2" in rendered.html
+    assert "line_2 = 2" not in rendered.lean_html
+    assert BLOCK.search(rendered.lean_html)
+
+
+def test_pages_are_compressed_but_not_posts_or_reflected_queries(client, mine):
+    url = reverse("review:page", args=[mine.pk])
+    response = client.get(url, HTTP_ACCEPT_ENCODING="gzip")
+    assert response["Content-Encoding"] == "gzip"
+    assert b"rv-panel" in gzip.decompress(response.content)
+    c = mine.candidates.order_by("position")[0]
+    label = client.post(
+        reverse("review:label", args=[mine.pk, c.token]),
+        {"tier": "t1", "notes": "x" * 500},
+        HTTP_ACCEPT="application/json",
+        HTTP_ACCEPT_ENCODING="gzip",
+    )
+    assert label.status_code == 200 and not label.has_header("Content-Encoding")
+    # A query string the view does not vouch for (echoed text, such as a search) stays plain.
+    login = client.get(
+        reverse("login"), {"next": "/review/" + "x" * 300}, HTTP_ACCEPT_ENCODING="gzip"
+    )
+    assert not login.has_header("Content-Encoding")
