@@ -257,7 +257,7 @@ def _rows(
                         "grader_run": str(cl.grader_run_id) if cl else None,
                         "calibration_computed_at": fit.computed_at.isoformat() if fit else None,
                         "consensus": c.method if c else None,
-                        "grader_fit_version": (cl.run_fit_version or None) if cl else None,
+                        "grader_fit_version": _fit_version(cl),
                     },
                 }
             )
@@ -290,6 +290,11 @@ def _grades_for(run_ids: set[int], attempt_ids: list[int]) -> Any:
     return CandidateGrade.objects.filter(run_id__in=run_ids, attempt_id__in=attempt_ids).only(
         "run_id", "attempt_id", "tier", "rank_in_tier", "exploit_suspected"
     )
+
+
+def _fit_version(cl: CalibratedLabel | None) -> str | None:
+    """The fit version of the calibrated run (annotated on the query: no extra one)."""
+    return (getattr(cl, "run_fit_version", "") or None) if cl else None
 
 
 def _fits(config: GraderConfig | None) -> list[CalibrationFit | None]:
