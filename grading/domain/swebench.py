@@ -19,7 +19,7 @@ import ijson
 
 from grading.domain import safe_json
 from grading.domain.jsonfiles import JsonReader, JsonRow
-from grading.domain.patches import PatchParseError, patch_stats
+from grading.domain.patches import PatchParseError, patch_stats, surrogate_problem
 from grading.domain.records import (
     AttemptRecord,
     GroupRecord,
@@ -113,6 +113,9 @@ def _patch(row: JsonRow, key: str) -> PatchRecord | None:
     if not isinstance(text, str):
         raise _fail(row, f".{key}", "must be a string")
     data = text.encode("utf-8", "surrogatepass")
+    problem = surrogate_problem(data)
+    if problem:
+        raise _fail(row, f".{key}", problem)
     try:
         stats = patch_stats(data)
     except PatchParseError as exc:
@@ -461,6 +464,15 @@ def _prediction(  # noqa: C901
         if evaluation is None:
             raise _fail(row, ".instance_id", f"{report.source} has no result for {instance_id!r}")
     status = "infra_failed" if evaluation and evaluation.infra_failed else "valid"
+    patch = _patch(row, "model_patch")
+    if patch is None and status == "valid" and evaluation is not None and evaluation.resolved:
+        # An attempt with no patch cannot be a passing candidate: there is nothing to review.
+        raise _fail(
+            row,
+            ".model_patch",
+            f"no patch, but {report.source if report else 'the report'} resolves "
+            f"{_quote(instance_id)}: an attempt without a patch cannot pass",
+        )
     per_instance[instance_id].append(
         AttemptRecord(
             external_id=label,
@@ -469,7 +481,7 @@ def _prediction(  # noqa: C901
             test_report=evaluation.report if evaluation else {},
             test_output=b"",
             test_output_file=evaluation.test_output if evaluation else None,
-            patch=_patch(row, "model_patch"),
+            patch=patch,
             trajectory=_trajectory_for(system.trajectories, instance_id, row, label),
             num_turns=None,
             tokens_in=None,

@@ -65,6 +65,8 @@ class ImportReport:
     # Over every group read (written, unchanged or replaced): what the grader will have.
     attempts_read: int = 0
     attempts_passing: int = 0
+    # Of those, attempts whose patch changes a binary file (flagged on the patch: has_binary).
+    attempts_binary: int = 0
     # Tasks the grader will have no repository for: external id -> why; and those it will.
     no_source: dict[str, str] = field(default_factory=dict)
     with_source: set[str] = field(default_factory=set)
@@ -89,6 +91,11 @@ class ImportReport:
         lines = [head]
         if not self.rolled_back and self.attempts_read:
             lines.append(f"{self.attempts_passing} of {self.attempts_read} attempts pass")
+        if not self.rolled_back and self.attempts_binary:
+            lines.append(
+                f"{self.attempts_binary} attempts change binary files: stored and flagged; "
+                "reviewers and the grader see a binary change, not code"
+            )
         if not self.rolled_back and (self.no_source or self.with_source):
             lines.append(
                 f"repository source: {len(self.with_source)} tasks found, "
@@ -192,6 +199,9 @@ def groups_import(  # noqa: C901
                 continue
             report.attempts_read += len(item.attempts)
             report.attempts_passing += sum(1 for a in item.attempts if a.passed)
+            report.attempts_binary += sum(
+                1 for a in item.attempts if a.patch is not None and a.patch.stats.has_binary
+            )
             if report.problems and not partial:
                 continue  # keep reading to report every problem; write nothing more
             try:
