@@ -160,6 +160,8 @@ def read_tasks(path: Path, reader: JsonReader | None = None) -> dict[str, TaskRe
             gold_patch=_patch(row, "patch"),
             metadata={k: row.value[k] for k in _TASK_META if k in row.value},
         )
+    if not tasks:
+        raise _fail(str(path), "", "no task records (the file is empty, blank or an empty list)")
     return tasks
 
 
@@ -394,11 +396,20 @@ def _system_attempts(
             raise _fail(str(system.predictions), "--label", problem)
     report = _system_report(system, reader)
     seen_here: set[str] = set()
+    rows = 0
     for row in _prediction_rows(system.predictions, reader):
+        rows += 1
         try:
             _prediction(row, system, tasks, per_instance, report, seen_here, labels_seen)
         except ImportProblemError as exc:
             yield exc.problem
+    if not rows:
+        yield ImportProblem(
+            str(system.predictions),
+            None,
+            "",
+            "no predictions (the file is empty, blank or an empty list)",
+        )
     labels_seen.update(seen_here)
     if report is not None:
         # A report for instances the tasks do not hold is likely the wrong report or tasks.

@@ -343,5 +343,31 @@ def test_a_report_naming_instances_not_in_the_tasks_is_warned_about(tmp_path: Pa
     output = io.StringIO()
     err = io.StringIO()
     call_command("import", "swebench", *inputs.write(tmp_path), stdout=output, stderr=err)
-    said = output.getvalue() + err.getvalue()
-    assert "names 2 instances not in the tasks: 'ghost-1', 'ghost-2'" in said, said
+    # A warning in the import's summary, and the import goes through.
+    said = output.getvalue()
+    assert "names 2 instances not in the tasks: 'ghost-1', 'ghost-2' (ignored)" in said, said
+    assert "note: " in said and Group.objects.count() == 1
+
+
+@pytest.mark.parametrize("which", ["tasks", "predictions"])
+@pytest.mark.parametrize("body", ["", " \n\t\n", "[]"])
+def test_the_swebench_import_fails_on_an_empty_file(tmp_path: Path, which: str, body: str) -> None:
+    files = {
+        "tasks": json.dumps({"instance_id": "a-1", "repo": "a/b", "problem_statement": "x"}),
+        "predictions": json.dumps(
+            {"instance_id": "a-1", "model_name_or_path": "m", "model_patch": _edit_patch(1)}
+        ),
+    }
+    files[which] = body
+    for name, text in files.items():
+        (tmp_path / f"{name}.json").write_text(text)
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="nothing was written"):
+        call_command(
+            "import", "swebench", "--tasks", str(tmp_path / "tasks.json"),
+            "--predictions", str(tmp_path / "predictions.json"), "--no-progress",
+            stdout=io.StringIO(), stderr=err,
+        )  # fmt: skip
+    what = "no task records" if which == "tasks" else "no predictions"
+    assert f"{tmp_path / f'{which}.json'}: {what} (the file is empty" in err.getvalue()
+    assert counts() == dict.fromkeys(counts(), 0)
