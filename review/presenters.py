@@ -70,14 +70,14 @@ class CandidatePanel:
     loaded: bool = False
 
     def label_state(self) -> dict[str, Any]:
-        """The label as the page's one label form shows it, for the page script."""
+        """The label as the page's one label form shows it, for the page script. Free text (the
+        notes) stays out of this JSON: it comes escaped in the candidate's panel."""
         label = self.label
         state: dict[str, Any] = {
             "tier": label.tier if label else "",
             "rank_in_tier": label.rank_in_tier if label else None,
             "mergeability": label.mergeability if label else "",
             "confidence": label.confidence if label else None,
-            "notes": label.notes if label else "",
             "prefilled": ",".join(self.prefilled),
         }
         for key, _name, value in self.scores:
@@ -170,7 +170,7 @@ def review_page(*, assignment: Assignment, active: str | None = None) -> dict[st
         raise ValueError("an assignment without candidates")
     current = next((c for c in candidates if c.alias == active), candidates[0])
     context = candidate_context(
-        assignment=assignment, candidates=candidates, loaded={current.token}
+        assignment=assignment, candidates=candidates, loaded={current.token}, redactor=redactor
     )
     panels = context["panels"]
     task = assignment.group.task
@@ -196,12 +196,16 @@ def review_page(*, assignment: Assignment, active: str | None = None) -> dict[st
 
 
 def candidate_context(
-    *, assignment: Assignment, candidates: list[Candidate], loaded: set[str]
+    *,
+    assignment: Assignment,
+    candidates: list[Candidate],
+    loaded: set[str],
+    redactor: Redactor | None = None,
 ) -> dict[str, Any]:
     """Every candidate's panel, with the heavy parts (diffs, files, test output) only for the
     `loaded` tokens."""
     campaign = assignment.campaign
-    redactor = assignment_redactor(assignment=assignment)
+    redactor = redactor or assignment_redactor(assignment=assignment)
     patches = {c.token: c.attempt.patch for c in candidates}
     fragments = candidate_fragments(
         patches=patches, redactor=redactor, task=assignment.group.task, wanted=loaded

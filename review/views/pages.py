@@ -63,7 +63,7 @@ def _spliced(request: HttpRequest, template: str, context: dict[str, Any]) -> Ht
     hundreds of kilobytes of diff HTML are copied once instead of at every template level.
     Untrusted text is escaped everywhere, so it can never contain the marker."""
     marker = f"<!--gagar-diff-{secrets.token_hex(8)}:"
-    mains = []
+    mains: list[bytes] = []
     for panel in context["panels"]:
         if panel.loaded:
             panel.main_html = mark_safe(f"{marker}{len(mains)}-->")  # noqa: S308 - our own marker

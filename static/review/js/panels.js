@@ -45,6 +45,10 @@ export async function ensureLoaded(ctx, panel) {
 
 // What the page script draws on a panel's server HTML.
 export function preparePanel(ctx, panel) {
+  // The candidate's notes come with its panel (escaped), not in the page's JSON.
+  const state = ctx.labels[panel.dataset.token];
+  const notes = panel.querySelector(".rv-label-notes");
+  if (state && notes && !("notes" in state)) state.notes = notes.dataset.notes || "";
   showViewed(ctx, panel, ctx.config.viewed[panel.dataset.token] || []);
   markFixes(panel);
   markShares(panel);
