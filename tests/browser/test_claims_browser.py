@@ -51,11 +51,13 @@ def test_claims_are_drawn_on_their_lines_and_marked_by_click_and_key(
           const panel = document.querySelector('.rv-panel.is-current');
           return Array.from(panel.querySelectorAll('tr.rv-claim-row .rv-claim')).map((c) => {
             const row = c.closest('tr').previousElementSibling;
+            // Line numbers on the row (data-o / data-n) or on its cells (data-line).
             const cell = row.querySelector('td.d-code[data-side="' + c.dataset.side + '"]');
+            const onRow = row.dataset[c.dataset.side === 'old' ? 'o' : 'n'];
             return {
               side: c.dataset.side,
               line: c.dataset.lineEnd,
-              rowLine: cell && cell.dataset.line,
+              rowLine: onRow || (cell && cell.dataset.line),
               file: c.closest('.rv-file').dataset.path,
               path: c.dataset.path,
               claimed: row.classList.contains('is-claimed'),

@@ -58,9 +58,7 @@ function place(claim) {
 }
 
 function placeAll(root) {
-  let waiting = 0;
-  for (const claim of root.querySelectorAll(".rv-claim-list .rv-claim")) if (!place(claim)) waiting++;
-  return waiting;
+  for (const claim of root.querySelectorAll(".rv-claim-list .rv-claim")) place(claim);
 }
 
 async function save(ctx, form) {
@@ -101,20 +99,20 @@ function pick(ctx, claim, value) {
 
 export function installClaims(ctx) {
   const root = ctx.root;
-  if (!root.querySelector(".rv-claim")) return;
-  if (placeAll(root)) {
-    // Diffs that arrive later (fetched on demand) get their claims when they appear.
-    let queued = false;
-    const observer = new MutationObserver(() => {
-      if (queued) return;
-      queued = true;
-      requestAnimationFrame(() => {
-        queued = false;
-        if (!placeAll(root)) observer.disconnect();
-      });
+  // Claims exist only after Submit (and only where the campaign reveals the verdict).
+  if (!ctx.config.locked && !root.querySelector(".rv-claim")) return;
+  placeAll(root);
+  // Candidates whose panel or diff arrives later (fetched on demand) get their claims placed
+  // when it appears.
+  let queued = false;
+  new MutationObserver(() => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      placeAll(root);
     });
-    observer.observe(root, { childList: true, subtree: true });
-  }
+  }).observe(root, { childList: true, subtree: true });
   root.addEventListener("change", (ev) => {
     const form = ev.target.closest && ev.target.closest(".rv-claim-form");
     if (form) save(ctx, form);
