@@ -153,3 +153,53 @@ def test_the_database_refuses_unknown_marks_and_duplicates(revealed) -> None:
                 {"mark": "wrong", "claim_key": "y", "criterion": "style"}):  # fmt: skip
         with pytest.raises(IntegrityError), transaction.atomic():
             ClaimMark.objects.create(**(row | bad))
+
+
+def test_the_default_graders_claims_land_on_lines_the_reviewer_sees(reviewer, staff) -> None:
+    """The shipped grader (analysis, no model) on the sample: its code evidence becomes claims
+    about the reviewer's candidates, each on a line the candidate's rendered diff shows."""
+    import re
+
+    from grading.models import GraderRun, Group
+    from grading.services.demo import sample_load
+    from grading.services.grader_runs import grader_run_execute
+    from review.blinded_cache import assignment_redactor, rendered_diffs
+
+    sample_load()
+    group = Group.objects.get(external_id="sample-humanize-lite-1024")
+    run = GraderRun.objects.get(group=group)
+    grader_run_execute(run_id=run.pk, worker="test")
+    run.refresh_from_db()
+    assert run.status == GraderRun.Status.SUCCEEDED, run.failure_reason
+    campaign = campaign_create(
+        name="Default grader",
+        created_by=staff,
+        reviewers=[reviewer],
+        filters={},
+        overlap=1,
+        reveal_policy=Campaign.Reveal.AFTER_SUBMISSION,
+    )
+    assignment = assignment_next(campaign=campaign, reviewer=reviewer)
+    candidates = list(assignment.candidates.all())
+    claims = candidate_claims(run=run, candidates=candidates)
+    assert claims, "the default grader cited no code"
+    redactor = assignment_redactor(assignment=assignment)
+    diffs = rendered_diffs(
+        patches={c.token: c.attempt.patch for c in candidates},
+        redactor=redactor,
+        task=group.task,
+    )
+    drawn = 0
+    for cc in claims:
+        assert cc.target is not None  # every cited candidate is one of the reviewer's
+        files = {f.path: f.html for f in diffs[cc.target.token]}
+        html = files.get(redactor(cc.claim.path))
+        if html is None:
+            continue
+        attr = "o" if cc.side == "old" else "n"
+        line = cc.claim.line_end
+        if f'data-side="{cc.side}" data-line="{line}"' in html or re.search(
+            rf'<tr [^>]*data-{attr}="{line}"', html
+        ):
+            drawn += 1
+    assert drawn == len(claims), (drawn, len(claims))
