@@ -116,3 +116,27 @@ def test_claims_are_drawn_on_their_lines_and_marked_by_click_and_key(
     assert page.evaluate("document.querySelectorAll('.rv-claim.is-marked').length") >= 2
     assert not errors, errors
     page.close()
+
+
+def test_the_dashboard_shows_claim_precision(browser, server_url, artifacts, monkeypatch):
+    from tests.analytics.conftest import run_worker
+    from tests.analytics.test_claim_precision_dashboard import _study
+    from tests.factories import StaffFactory
+
+    monkeypatch.setattr("review.tasks.compute_snapshot_task.apply_async", lambda **kw: None)
+    _study()
+    StaffFactory(username="lead")
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    login(page, server_url, "lead")
+    page.goto(f"{server_url}/dashboards/")
+    assert run_worker() == 1
+    page.goto(f"{server_url}/dashboards/")
+    section = page.locator("#claim-precision")
+    section.scroll_into_view_if_needed()
+    text = section.inner_text()
+    assert "grader-a" in text and "Minimality of changes" in text and "0.700" in text
+    assert section.locator('tr[data-criterion="all"]').count() == 2
+    section.screenshot(path=str(artifacts / "dashboard-claims-1280.png"))
+    page.set_viewport_size({"width": 1920, "height": 1000})
+    section.screenshot(path=str(artifacts / "dashboard-claims-1920.png"))
+    page.close()
