@@ -43,6 +43,7 @@ from review.models import (
     Assignment,
     CalibratedLabel,
     CalibrationFit,
+    ClaimMark,
     ConsensusLabel,
     Disagreement,
     Label,
@@ -58,6 +59,18 @@ HUMAN_TIER = struct(
     described("tier", _I, "1–3; null for an exploit label.", nullable=True),
     described("exploit", _B, "Labelled exploit / test tampering."),
     described("rank_in_tier", _I, "Rank within the tier.", nullable=True),
+)
+CLAIM_MARK = struct(
+    described("reviewer", _S, "Pseudonymous reviewer id."),
+    described("grader_config", _S, "The configuration of the grader run whose claim it is."),
+    described("grader_run_id", _S, "The grader run."),
+    described("evidence_id", _S, "The cited `code` evidence in that run's verdict."),
+    described(
+        "criterion",
+        _S,
+        "What the claim backs: a rubric criterion, severe_issue, tier or reorder.",
+    ),
+    described("mark", _S, "correct, wrong or unsure (can't tell)."),
 )
 PROVENANCE = struct(
     described("grader_run", _S, "The grader run the calibration used.", nullable=True),
@@ -105,6 +118,12 @@ LABEL_SCHEMA = pa.schema(
         described("adjudication", _S, "The latest adjudication's outcome.", nullable=True),
         described("adjudicated_tier", _I, "The adjudicated tier 1–3.", nullable=True),
         described("adjudicated_exploit", _B, "Adjudicated as an exploit.", nullable=True),
+        described(
+            "claim_marks",
+            pa.list_(CLAIM_MARK),
+            "Reviewers' marks on the grader's code claims about this attempt (after the "
+            "reveal), for this row's configuration (every configuration's without one).",
+        ),
         described("provenance", PROVENANCE, "Where the calibrated values came from."),
     ]
 )
@@ -187,6 +206,47 @@ def _humans(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]
     return fan_out(attempt_ids=ids, fetch=fetch)
 
 
+def _claim_marks(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]:
+    def fetch(wanted: set[int]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        q = Q(
+            candidate__attempt_id__in=wanted,
+            candidate__assignment__status=Assignment.Status.SUBMITTED,
+        )
+        if filters.campaign is not None:
+            q &= Q(candidate__assignment__campaign_id=filters.campaign)
+        for pk, attempt_id, reviewer, config_id, config, run_id, ev, criterion, mark in (
+            ClaimMark.objects.filter(q)
+            .order_by("candidate__assignment__reviewer_id", "grader_run_id", "claim_key")
+            .values_list(
+                "pk",
+                "candidate__attempt_id",
+                "candidate__assignment__reviewer_id",
+                "grader_run__config_id",
+                "grader_run__config__name",
+                "grader_run_id",
+                "evidence_id",
+                "criterion",
+                "mark",
+            )
+        ):
+            # Keyed by mark: each mark is its own row (fan_out keeps one row per key).
+            yield (
+                attempt_id,
+                pk,
+                {
+                    "reviewer": reviewer_pseudonym(reviewer),
+                    "grader_config": config,
+                    "grader_run_id": str(run_id),
+                    "evidence_id": ev,
+                    "criterion": criterion,
+                    "mark": mark,
+                    "_config_id": config_id,
+                },
+            )
+
+    return fan_out(attempt_ids=ids, fetch=fetch)
+
+
 def _adjudications(ids: list[int], filters: Filters) -> dict[int, Disagreement]:
     def fetch(wanted: set[int]) -> Iterator[tuple[int, int, Disagreement]]:
         q = Q(candidate__attempt_id__in=wanted, status=Disagreement.Status.RESOLVED)
@@ -210,6 +270,7 @@ def _rows(
     ids = [a["id"] for a in batch]
     humans = _humans(ids, filters)
     adjudicated = _adjudications(ids, filters)
+    claim_marks = _claim_marks(ids, filters)
     cons = {c.attempt_id: c for c in ConsensusLabel.objects.filter(attempt_id__in=ids)}
     cal: dict[tuple[int, int], CalibratedLabel] = {
         (c.fit_id, c.attempt_id): c
@@ -253,6 +314,11 @@ def _rows(
                     "adjudication": adj.resolution if adj else None,
                     "adjudicated_tier": adj_tier[0],
                     "adjudicated_exploit": adj_tier[1] if adj and adj.adjudicated_tier else None,
+                    "claim_marks": [
+                        {k: v for k, v in m.items() if k != "_config_id"}
+                        for m in claim_marks.get(a["id"], [])
+                        if fit is None or m["_config_id"] == fit.config_id
+                    ],
                     "provenance": {
                         "grader_run": str(cl.grader_run_id) if cl else None,
                         "calibration_computed_at": fit.computed_at.isoformat() if fit else None,

@@ -169,6 +169,14 @@ ROUTES: dict[str, Route] = {
         method="post",
         kwargs=_candidate,
     ),
+    "review/a/<int:assignment_id>/c/<str:token>/claim": Route(
+        # Before submission there is no claim to mark, for the owner too: the same 404.
+        OWN_POST,
+        method="post",
+        kwargs=_candidate,
+        data=lambda w: {"claim": "k0", "mark": "correct"},
+        json=True,
+    ),
     "review/a/<int:assignment_id>/c/<str:token>/viewed": Route(
         {**OWN_POST, "owner": "200"}, method="post", kwargs=_candidate, data=_viewed, json=True
     ),
