@@ -19,6 +19,21 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from grading.domain.hostile_text import html_needs_visible, visible_html
 
 
+def inert_html(content: bytes, charset: str = "utf-8") -> bytes:
+    """An HTML page's bytes with every such character in its text shown as a mark."""
+    # A scan of the bytes first: most pages hold no such character and stay as they are.
+    if not html_needs_visible(content):
+        return content
+    return visible_html(content.decode(charset, "replace")).encode(charset)
+
+
+def mark_inert(response: HttpResponse) -> None:
+    """For a view that ran `inert_html` on what it rendered itself and added only bytes that
+    are inert by construction (the review page splices megabytes of diff HTML, in which
+    review.diffs shows every such character as a mark): the net skips a second scan."""
+    response.inert_text_checked = True  # type: ignore[attr-defined]
+
+
 class InertTextMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
@@ -31,11 +46,11 @@ class InertTextMiddleware:
             or response.get("Content-Encoding")
         ):
             return response
-        # A scan of the bytes first: most pages hold no such character and stay as they are.
-        if html_needs_visible(response.content):
-            charset = response.charset
-            text = response.content.decode(charset, "replace")
-            response.content = visible_html(text).encode(charset)
+        if getattr(response, "inert_text_checked", False):
+            return response
+        content = inert_html(response.content, response.charset)
+        if content is not response.content:
+            response.content = content
             if response.has_header("Content-Length"):
-                response["Content-Length"] = str(len(response.content))
+                response["Content-Length"] = str(len(content))
         return response
