@@ -18,6 +18,7 @@ from grading.diffs import (
     decode_diff,
     parse_patch,
 )
+from grading.domain.hostile_text import mixed_script_words
 from review.diffs.highlight import (
     display_text,
     highlighted_lines,
@@ -37,7 +38,7 @@ from review.diffs.layout import (
 )
 
 # Bump whenever the HTML for the same input and options changes, so cached fragments expire.
-RENDERER_VERSION = "2"
+RENDERER_VERSION = "3"
 
 # The page labels a binary file as such, whatever happened to it.
 ShownKind = ChangeKind | Literal["binary"]
@@ -126,6 +127,21 @@ def _marks(
     return old_marks, new_marks
 
 
+def _mixed_lines(items: list[Item], new: list[str]) -> dict[int, list[str]]:
+    """Added lines of this page whose words mix alphabets, by new-side position."""
+    out: dict[int, list[str]] = {}
+    for item in items:
+        if (
+            isinstance(item, Row)
+            and item.kind in ("insert", "replace")
+            and item.new_pos is not None
+        ):
+            words = mixed_script_words(new[item.new_pos])
+            if words:
+                out[item.new_pos] = words
+    return out
+
+
 def _wants_highlight(old: list[str], new: list[str], options: RenderOptions) -> bool:
     if max(len(old), len(new)) > options.highlight_max_lines:
         return False
@@ -172,12 +188,17 @@ def render_file(
 
     fid = file_id_for(file.path)
     html = render_table(
+        paths=[p for p in (file.old_path, file.new_path) if p],
         file_id=fid,
         path=file.path,
         title=_title(file),
         chunks=chunk_items(page_items, opts.context),
         sides=SideHtml(
-            old_html, new_html, frozenset(sides.old_no_newline), frozenset(sides.new_no_newline)
+            old_html,
+            new_html,
+            frozenset(sides.old_no_newline),
+            frozenset(sides.new_no_newline),
+            _mixed_lines(page_items, sides.new),
         ),
         page=page,
         message=_message(file),

@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
+from gagar_site.inert_text import inert_html, mark_inert
 from review.blinded_cache import (
     assignment_redactor,
     compared_files,
@@ -81,12 +82,15 @@ def page(request: HttpRequest, assignment_id: int) -> HttpResponse:
         "typicalScores": TIER_TYPICAL_SCORES,
     }
     response = render(request, "review/page.html", context)
-    head, *rest = response.content.split(marker.encode())
+    # The page's own text made inert here, before the diffs (inert by construction) go in, so
+    # the safety net (gagar_site/inert_text.py) does not scan megabytes of diff again.
+    head, *rest = inert_html(response.content).split(marker.encode())
     parts = [head]
     for piece in rest:
         index, _, tail = piece.partition(b"-->")
         parts += [mains[int(index)], tail]
     response.content = b"".join(parts)
+    mark_inert(response)
     return response
 
 
