@@ -540,7 +540,7 @@ def main() -> int:
     ap.add_argument("--serve", nargs=2, metavar=("VERDICT", "URL_FILE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
-        return serve(*args.serve, latency=args.latency, per_turn=args.per_turn)
+        return serve(args.serve[0], args.serve[1], latency=args.latency, per_turn=args.per_turn)
     shm = Path("/dev/shm")
     tmp = Path(tempfile.mkdtemp(prefix="bench-throughput-", dir=shm if shm.is_dir() else None))
     os.environ["TMPDIR"] = str(tmp)  # workspaces on tmpfs, as docs/deployment.md recommends

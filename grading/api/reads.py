@@ -210,7 +210,7 @@ def _group_or_404(group_db_id: int) -> Group:
         raise NotFound(f"no group {group_db_id}") from exc
 
 
-def _listing(head: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+def _listing(head: dict[str, Any], results: Any) -> dict[str, Any]:
     return {"schema": SCHEMA_VERSION, **head, "count": len(results), "results": results}
 
 
