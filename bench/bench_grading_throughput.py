@@ -418,10 +418,11 @@ def kill_and_recover(
     from grading.models import CandidateGrade, GraderRun, Group
     from grading.services.grader_runs import grader_runs_reap, grader_runs_request
 
-    # Heartbeats every second and stale after 5 s, so that recovery is quick to watch (the
-    # defaults are 30 s and 300 s); the bench's reaper reads the same setting.
-    env = {**extra_env, "GAGAR_GRADER_HEARTBEAT_S": "1", "GAGAR_GRADER_STALE_AFTER_S": "5"}
-    settings.GAGAR_GRADER_STALE_AFTER_S = 5.0
+    # Heartbeats every 2 s and stale after 20 s, so that recovery is quick to watch (the
+    # defaults are 30 s and 300 s); the bench's reaper reads the same setting. (At 1 s / 5 s a
+    # loaded machine delayed live runs' heartbeats past 5 s: reaped and graded again, still once.)
+    env = {**extra_env, "GAGAR_GRADER_HEARTBEAT_S": "2", "GAGAR_GRADER_STALE_AFTER_S": "20"}
+    settings.GAGAR_GRADER_STALE_AFTER_S = 20.0
     first = start_worker("kill-1", worker_args, env, var)
     second = None
     stop, sample = threading.Event(), Sample()
