@@ -25,10 +25,19 @@ class CandidateInline(admin.TabularInline[Candidate, Assignment]):
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin[Assignment]):
-    list_display = ("pk", "campaign", "group", "reviewer", "status", "active_time", "submitted_at")
-    list_filter = ("status", "campaign")
+    list_display = (
+        "pk",
+        "campaign",
+        "group",
+        "reviewer",
+        "status",
+        "sentinel",
+        "active_time",
+        "submitted_at",
+    )
+    list_filter = ("status", "sentinel", "campaign")
     raw_id_fields = ("group", "focus_candidate")
-    readonly_fields = ("imported",)
+    readonly_fields = ("imported", "sentinel")
     inlines = [CandidateInline]
 
     @admin.display(description="active ms", ordering="active_ms")

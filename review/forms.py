@@ -84,6 +84,14 @@ class CampaignForm(forms.Form):
     reveal_policy = forms.ChoiceField(choices=Campaign.Reveal.choices)
     lease_minutes = forms.IntegerField(min_value=5, initial=180)
     fingerprint_patterns = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    sentinel_rate = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=0,
+        label="Sentinel rate",
+        help_text="Share of each reviewer's submitted groups served to them again later, blind, "
+        "to measure their self-consistency (0 = none, 0.1 = one in ten).",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

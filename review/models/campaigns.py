@@ -2,9 +2,12 @@
 
 An assignment is a state machine: in_progress → submitted, or in_progress → expired when its
 lease runs out (the group goes back to the queue; the same reviewer may pick it up again, with
-their drafts intact). Candidates carry the reviewer's private alias and an opaque random token:
-the only handles a reviewer's browser ever sees. The attempt behind a candidate never leaves
-the server.
+their drafts intact). A *sentinel* is a second assignment of a reviewer to a group they already
+submitted, served later with fresh aliases and order to measure their self-consistency; it is
+the only way one reviewer gets a group twice in a campaign (a unique constraint), it never takes
+one of the group's k slots, and nothing the reviewer's browser receives tells it apart.
+Candidates carry the reviewer's private alias and an opaque random token: the only handles a
+reviewer's browser ever sees. The attempt behind a candidate never leaves the server.
 """
 
 from __future__ import annotations
@@ -56,6 +59,13 @@ class Campaign(models.Model):
     import_sources = models.JSONField(
         default=list, blank=True, help_text="Imported files: path, SHA-256, reviewer, lines."
     )
+    # Self-consistency sentinels: this share of each reviewer's submitted groups comes back to
+    # them once, later, as a sentinel (review.sentinels).
+    sentinel_rate = models.FloatField(
+        default=0.0,
+        help_text="Share (0–1) of each reviewer's submitted groups that come back to them once, "
+        "later, with new aliases and order, to measure their self-consistency.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -74,6 +84,10 @@ class Campaign(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(origin__in=["native", "imported"]), name="campaign_origin_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(sentinel_rate__gte=0) & Q(sentinel_rate__lte=1),
+                name="campaign_sentinel_rate_share",
             ),
         ]
 
@@ -105,6 +119,15 @@ class CampaignGroup(models.Model):
         return f"{self.campaign} · group {self.group_id}"
 
 
+class AssignmentQuerySet(models.QuerySet["Assignment"]):
+    def firsts(self) -> AssignmentQuerySet:
+        """First reviews: what consensus, agreement and exports count (no sentinels)."""
+        return self.filter(sentinel=False)
+
+    def sentinels(self) -> AssignmentQuerySet:
+        return self.filter(sentinel=True)
+
+
 class Assignment(models.Model):
     class Status(models.TextChoices):
         IN_PROGRESS = "in_progress", "in progress"
@@ -129,12 +152,19 @@ class Assignment(models.Model):
     )
     # An imported review's provenance: file, line, SHA-256 of the line, minutes, notes.
     imported = models.JSONField(default=dict, blank=True)
+    # A repeat of this reviewer's own submitted review of the group (see the module docstring).
+    # Staff-side only: never rendered, never in a URL, and statistics use the first review.
+    sentinel = models.BooleanField(default=False)
+
+    objects = AssignmentQuerySet.as_manager()
 
     class Meta:
         ordering = ["-started_at"]
         constraints = [
+            # One first review per reviewer and group, and at most one sentinel beside it.
             models.UniqueConstraint(
-                fields=["campaign", "group", "reviewer"], name="assignment_unique_per_reviewer"
+                fields=["campaign", "group", "reviewer", "sentinel"],
+                name="assignment_unique_per_reviewer",
             ),
             models.CheckConstraint(
                 condition=Q(status__in=["in_progress", "submitted", "expired"]),

@@ -28,12 +28,15 @@ def campaign_create(
     reveal_policy: str = Campaign.Reveal.NEVER,
     lease_minutes: int = 180,
     fingerprint_patterns: str = "",
+    sentinel_rate: float = 0.0,
 ) -> Campaign:
     """A campaign over every group the filter matches that has at least one passing attempt."""
     try:
         build_redactor((), fingerprint_patterns.splitlines(), catalogue=False)
     except Exception as exc:
         raise ValidationError(f"Bad fingerprint pattern: {exc}") from exc
+    if not 0 <= sentinel_rate <= 1:
+        raise ValidationError("The sentinel rate is a share between 0 and 1.")
     groups = list(groups_matching(**filters).values_list("pk", flat=True))
     if not groups:
         raise ValidationError("No group with a passing attempt matches these filters.")
@@ -49,6 +52,7 @@ def campaign_create(
             reveal_policy=reveal_policy,
             lease_minutes=lease_minutes,
             fingerprint_patterns=fingerprint_patterns,
+            sentinel_rate=sentinel_rate,
             filters=dict(filters),
         )
         campaign.reviewers.set(list(reviewers))
