@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from review.models import Assignment, Campaign, Candidate, Disagreement, FixRequest, Label
+from review.services.impact import campaign_impact_refresh
 
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin[Campaign]):
-    list_display = ("display_name", "origin", "status", "overlap", "reveal_policy", "created_at")
     list_filter = ("origin", "status", "reveal_policy")
     filter_horizontal = ("reviewers",)
     readonly_fields = ("filters", "origin", "import_sources", "created_at")
+    list_display = (
+        "display_name",
+        "origin",
+        "status",
+        "overlap",
+        "sentinel_rate",
+        "queue_order",
+        "reveal_policy",
+        "created_at",
+    )
+
+    def save_model(self, request: HttpRequest, obj: Campaign, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if obj.queue_order == Campaign.QueueOrder.RL_IMPACT:
+            # The scores the queue will order by, shown on the campaign's staff page at once.
+            campaign_impact_refresh(campaign=obj)
 
 
 class CandidateInline(admin.TabularInline[Candidate, Assignment]):

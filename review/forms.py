@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 
-from grading.models import Run, Task
+from grading.models import GraderConfig, Run, Task
 from review.models import Campaign, Disagreement, FixRequest, Label
 from review.models.reviewing import CRITERIA
 
@@ -91,6 +91,20 @@ class CampaignForm(forms.Form):
         label="Sentinel rate",
         help_text="Share of each reviewer's submitted groups served to them again later, blind, "
         "to measure their self-consistency (0 = none, 0.1 = one in ten).",
+    )
+    queue_order = forms.ChoiceField(
+        choices=Campaign.QueueOrder.choices,
+        initial=Campaign.QueueOrder.POSITION,
+        label="Queue order",
+        help_text="By RL impact: groups first where the grader's tiers are least certain or "
+        "where moving one candidate one tier would change who gains or loses advantage, or who "
+        "gets the most (from the stored advantages).",
+    )
+    impact_config = forms.ModelChoiceField(
+        queryset=GraderConfig.objects.order_by("name"),
+        required=False,
+        empty_label="each group's latest graded advantages",
+        label="Advantages of",
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

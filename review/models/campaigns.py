@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from grading.models import Attempt, Group
+from grading.models import Attempt, GraderConfig, Group
 
 
 class Campaign(models.Model):
@@ -31,6 +31,10 @@ class Campaign(models.Model):
     class Origin(models.TextChoices):
         NATIVE = "native", "reviewed here"
         IMPORTED = "imported", "imported"
+
+    class QueueOrder(models.TextChoices):
+        POSITION = "position", "fewest reviews first, then as listed"
+        RL_IMPACT = "rl_impact", "by RL impact"
 
     name = models.CharField(max_length=200, unique=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
@@ -66,6 +70,24 @@ class Campaign(models.Model):
         help_text="Share (0–1) of each reviewer's submitted groups that come back to them once, "
         "later, with new aliases and order, to measure their self-consistency.",
     )
+    queue_order = models.CharField(
+        max_length=16,
+        choices=QueueOrder.choices,
+        default=QueueOrder.POSITION,
+        help_text="By RL impact: groups whose grader tiers are least certain, or where moving one "
+        "candidate one tier changes who gains or loses advantage, come first.",
+    )
+    # Whose stored advantages rank the queue by RL impact; empty: each group's latest graded
+    # advantages with the default parameters, whatever the configuration.
+    impact_config = models.ForeignKey(
+        GraderConfig,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="By RL impact: the grader configuration whose stored advantages rank the "
+        "queue (empty: each group's latest graded ones).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -89,6 +111,10 @@ class Campaign(models.Model):
                 condition=Q(sentinel_rate__gte=0) & Q(sentinel_rate__lte=1),
                 name="campaign_sentinel_rate_share",
             ),
+            models.CheckConstraint(
+                condition=Q(queue_order__in=["position", "rl_impact"]),
+                name="campaign_queue_order_known",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -108,6 +134,11 @@ class CampaignGroup(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="entries")
     group = models.ForeignKey(Group, on_delete=models.PROTECT, related_name="+")
     position = models.PositiveIntegerField(default=0)
+    # The group's RL impact (grading.domain.rl_impact) from the stored advantages that
+    # `impact_source` names (row id and computation time): recomputed when those change.
+    impact = models.FloatField(null=True, blank=True)
+    impact_detail = models.JSONField(default=dict, blank=True)
+    impact_source = models.CharField(max_length=80, blank=True)
 
     class Meta:
         ordering = ["campaign_id", "position"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, QuerySet
 
 from grading.models import Attempt, GraderRun, Group
 from review.models import Assignment, Campaign, CampaignGroup, Candidate, FixRequest
@@ -174,11 +174,18 @@ def latest_verdict_run(*, group_id: int) -> GraderRun | None:
 
 def campaign_overview(*, campaign_id: int) -> dict[str, Any]:
     """Staff page: every group with its assignments (any reviewer) and flags."""
-    campaign = Campaign.objects.prefetch_related("reviewers").get(pk=campaign_id)
+    campaigns = Campaign.objects.select_related("impact_config").prefetch_related("reviewers")
+    campaign = campaigns.get(pk=campaign_id)
+    # In the order the queue hands them out.
+    order = (
+        [F("impact").desc(nulls_last=True), "position"]
+        if campaign.queue_order == Campaign.QueueOrder.RL_IMPACT
+        else ["position"]
+    )
     entries = list(
         CampaignGroup.objects.filter(campaign=campaign)
         .select_related("group__task", "group__step__run")
-        .order_by("position")
+        .order_by(*order)
     )
     assignments = list(
         Assignment.objects.filter(campaign=campaign).select_related("reviewer").order_by("pk")

@@ -11,7 +11,9 @@ for the whole database: the same code is correct there, just less concurrent.
 
 Sentinels (review.sentinels): when a campaign sets a sentinel rate, a group the reviewer already
 submitted comes back to them, later, as a new assignment with fresh tokens, aliases and order.
-A sentinel takes none of the group's k slots and is served like any group.
+A sentinel takes none of the group's k slots and is served like any group. Campaigns ordered
+"by RL impact" hand out first the groups whose review can change training most
+(review.services.impact), each up to k reviews before the next.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from datetime import datetime, timedelta
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import connection, transaction
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -33,6 +35,7 @@ from review.blinding import draw_order, draw_order_unlike
 from review.models import Assignment, Campaign, CampaignGroup, Candidate
 from review.selectors.reviewing import sentinel_history
 from review.sentinels import MIN_GAP, MIN_GAP_WHEN_IDLE, sentinel_pick
+from review.services.impact import campaign_impact_refresh
 
 LIVE = (Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED)
 # Rows to try before giving up; each miss means someone else just filled that group.
@@ -123,13 +126,16 @@ def _eligible(campaign: Campaign, reviewer: User) -> QuerySet[CampaignGroup]:
         .values("n")
     )
     mine = Assignment.objects.filter(campaign=campaign, reviewer=reviewer, status__in=LIVE)
-    return (
+    eligible = (
         CampaignGroup.objects.filter(campaign=campaign)
         .exclude(group__in=mine.values("group"))
         .annotate(live=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)))
         .filter(live__lt=campaign.overlap)
-        .order_by("live", "position", "pk")
     )
+    if campaign.queue_order == Campaign.QueueOrder.RL_IMPACT:
+        # Most impact first (unscored groups last), each taken up to k before the next.
+        return eligible.order_by(F("impact").desc(nulls_last=True), "live", "position", "pk")
+    return eligible.order_by("live", "position", "pk")
 
 
 def _claim_one(eligible: QuerySet[CampaignGroup]) -> CampaignGroup | None:
@@ -152,6 +158,9 @@ def assignment_next(
     moment = now or timezone.now()
     if campaign.status != Campaign.Status.ACTIVE:
         return None
+    if campaign.queue_order == Campaign.QueueOrder.RL_IMPACT:
+        # Before the locks: it rewrites scores only where the stored advantages changed.
+        campaign_impact_refresh(campaign=campaign)
     with transaction.atomic():
         _lock_reviewer(reviewer)
         current = Assignment.objects.filter(

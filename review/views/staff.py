@@ -40,6 +40,8 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
                 lease_minutes=d["lease_minutes"],
                 fingerprint_patterns=d["fingerprint_patterns"],
                 sentinel_rate=d["sentinel_rate"],
+                queue_order=d["queue_order"],
+                impact_config=d["impact_config"],
             )
         except ValidationError as exc:
             form.add_error(None, exc)
