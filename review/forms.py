@@ -84,10 +84,12 @@ class CampaignForm(forms.Form):
     reveal_policy = forms.ChoiceField(choices=Campaign.Reveal.choices)
     lease_minutes = forms.IntegerField(min_value=5, initial=180)
     fingerprint_patterns = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    # Both optional: a form (or a script) that predates them gets the plain campaign.
     sentinel_rate = forms.FloatField(
         min_value=0,
         max_value=1,
         initial=0,
+        required=False,
         label="Sentinel rate",
         help_text="Share of each reviewer's submitted groups served to them again later, blind, "
         "to measure their self-consistency (0 = none, 0.1 = one in ten).",
@@ -95,6 +97,7 @@ class CampaignForm(forms.Form):
     queue_order = forms.ChoiceField(
         choices=Campaign.QueueOrder.choices,
         initial=Campaign.QueueOrder.POSITION,
+        required=False,
         label="Queue order",
         help_text="By RL impact: groups first where the grader's tiers are least certain or "
         "where moving one candidate one tier would change who gains or loses advantage, or who "
@@ -111,6 +114,13 @@ class CampaignForm(forms.Form):
         super().__init__(*args, **kwargs)
         repos = Task.objects.order_by("repo").values_list("repo", flat=True).distinct()
         self.fields["repository"].choices = [("", "any"), *((r, r) for r in repos)]  # type: ignore[attr-defined]
+
+    def clean_sentinel_rate(self) -> float:
+        value = self.cleaned_data.get("sentinel_rate")
+        return 0.0 if value is None else float(value)
+
+    def clean_queue_order(self) -> str:
+        return self.cleaned_data.get("queue_order") or Campaign.QueueOrder.POSITION
 
     def filters(self) -> dict[str, Any]:
         d = self.cleaned_data
