@@ -111,7 +111,33 @@ def diff_with_gutter(patch: Patch, file: FileDiff | None = None) -> list[str]:
         for ln in h.lines
     }
     first, end = (0, len(patch.lines)) if file is None else (file.start, file.end)
-    return [gutter(*numbers.get(i, (None, None)), patch.lines[i]) for i in range(first, end)]
+    hidden = _binary_bodies(patch, patch.files if file is None else (file,))
+    rows, i = [], first
+    while i < end:
+        if i in hidden:
+            # A binary file's encoded data is not code: the grader reads that it changed.
+            n = hidden[i] - i
+            rows.append(gutter(None, None, f"[binary data, {n} encoded lines: not shown]"))
+            i = hidden[i]
+            continue
+        rows.append(gutter(*numbers.get(i, (None, None)), patch.lines[i]))
+        i += 1
+    return rows
+
+
+def _binary_bodies(patch: Patch, files: tuple[FileDiff, ...]) -> dict[int, int]:
+    """First line -> end of each binary file's `GIT binary patch` data (literal/delta blocks)."""
+    bodies = {}
+    for f in files:
+        if not f.is_binary:
+            continue
+        marker = next(
+            (i for i in range(f.start, f.end) if patch.lines[i].startswith("GIT binary patch")),
+            None,
+        )
+        if marker is not None and marker + 1 < f.end:
+            bodies[marker + 1] = f.end
+    return bodies
 
 
 def _file_state(fd: FileDiff) -> str:

@@ -20,11 +20,12 @@ from typing import Any
 
 import pyarrow as pa
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from grading.domain.contracts import described, struct
 from grading.models import Attempt, GraderConfig
+from grading.selectors.gate import graders_of_groups
 from grading.selectors.training import group_key
 from grading.services.exports import (
     FORMATS,
@@ -61,6 +62,13 @@ HUMAN_TIER = struct(
 PROVENANCE = struct(
     described("grader_run", _S, "The grader run the calibration used.", nullable=True),
     described("calibration_computed_at", _S, "When the fit was made.", nullable=True),
+    described(
+        "grader_fit_version",
+        _S,
+        "The analysis fit that made the grader run's verdict (manifest `graders` has its "
+        "held-out figures and approval); null for backends without a fit.",
+        nullable=True,
+    ),
     described("consensus", _S, "How the consensus was reached.", nullable=True),
 )
 LABEL_SCHEMA = pa.schema(
@@ -232,7 +240,9 @@ def _rows(
     cons = {c.attempt_id: c for c in ConsensusLabel.objects.filter(attempt_id__in=ids)}
     cal: dict[tuple[int, int], CalibratedLabel] = {
         (c.fit_id, c.attempt_id): c
-        for c in CalibratedLabel.objects.filter(attempt_id__in=ids, fit__in=[f for f in fits if f])
+        for c in CalibratedLabel.objects.filter(
+            attempt_id__in=ids, fit__in=[f for f in fits if f]
+        ).annotate(run_fit_version=F("grader_run__fit_version"))
     }
     grades = {
         (g.run_id, g.attempt_id): g
@@ -275,6 +285,7 @@ def _rows(
                         "grader_run": str(cl.grader_run_id) if cl else None,
                         "calibration_computed_at": fit.computed_at.isoformat() if fit else None,
                         "consensus": c.method if c else None,
+                        "grader_fit_version": _fit_version(cl),
                     },
                 }
             )
@@ -307,6 +318,11 @@ def _grades_for(run_ids: set[int], attempt_ids: list[int]) -> Any:
     return CandidateGrade.objects.filter(run_id__in=run_ids, attempt_id__in=attempt_ids).only(
         "run_id", "attempt_id", "tier", "rank_in_tier", "exploit_suspected"
     )
+
+
+def _fit_version(cl: CalibratedLabel | None) -> str | None:
+    """The fit version of the calibrated run (annotated on the query: no extra one)."""
+    return (getattr(cl, "run_fit_version", "") or None) if cl else None
 
 
 def _fits(config: GraderConfig | None) -> list[CalibrationFit | None]:
@@ -413,6 +429,9 @@ def labels_export(
             for f in fits
             if f is not None
         ],
+        # Every configuration that graded the exported groups, per fit version: the fit (id,
+        # held-out figures) and whether the configuration is approved for training.
+        "graders": graders_of_groups(groups=filters.group_q(), config=config),
     }
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     result = ExportResult(directory=out_dir, files=files, counts=counts, manifest=manifest)
