@@ -39,6 +39,7 @@ from review.stats import (
     rating_pairs,
     weighted_kappa,
 )
+from review.stats.consistency import Consistency, consistency, consistency_by_reviewer
 
 SCHEMA = "gagar.dashboard.v1"
 CONFIDENCE = 0.95
@@ -335,6 +336,30 @@ def _claims(frame: Frame, n_resamples: int) -> list[dict[str, Any]]:
     return out
 
 
+def _consistency_json(name: str, c: Consistency) -> dict[str, Any]:
+    return {
+        "reviewer": name,
+        "n_sentinels": c.n_sentinels,
+        "n_candidates": c.n_candidates,
+        "n_flips": c.n_flips,
+        "flip_rate": num(c.flip_rate),
+        "n_pairs": c.n_pairs,
+        "rank_concordance": num(c.rank_concordance),
+    }
+
+
+def sentinel_rows(frame: Frame) -> list[dict[str, Any]]:
+    """Each reviewer's self-consistency on sentinels, then everyone pooled (when 2+)."""
+    by = consistency_by_reviewer(frame.sentinels)
+    rows = [
+        _consistency_json(frame.sentinel_names.get(r, f"reviewer {r}"), c)
+        for r, c in sorted(by.items(), key=lambda kv: frame.sentinel_names.get(kv[0], ""))
+    ]
+    if len(rows) > 1:
+        rows.append(_consistency_json("all reviewers", consistency(frame.sentinels)))
+    return rows
+
+
 def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int) -> dict[str, Any]:
     sl = _Slice(frame)
     graded_counts = Counter(frame.gr_config.tolist())
@@ -394,5 +419,6 @@ def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int
         "lambda_params": lam_params,
         "status_rates": status_rate_rows(frame, sel_view if selected is not None else None),
         "claims": _claims(frame, n_resamples),
+        "sentinels": sentinel_rows(frame),
         "notes": notes,
     }

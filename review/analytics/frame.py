@@ -1,6 +1,7 @@
 """Selectors: the rows behind the dashboards, read once into flat numpy arrays.
 
-A `Frame` holds, for one filter slice, every candidate, every submitted human label on them,
+A `Frame` holds, for one filter slice, every candidate, every submitted human label on them
+(each reviewer's first review: sentinels are left out),
 every grade of every succeeded grader run on them, and the run-level rows (λ audit, attempt
 statuses). Seven queries, each `values_list` (no model instances), so 160,000 candidates × 3
 reviews load in seconds; `review.stats` then works on the arrays.
@@ -25,9 +26,11 @@ from django.db.models import Count, Min
 from grading.domain.candidates import distinct_patches
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderRun, GroupAdvantages
 from review.analytics.filters import UNIT_PATCH, Filters
+from review.analytics.sentinels import sentinel_pairs
 from review.claims import CLAIM_CRITERIA
 from review.models import Assignment, Campaign, ClaimMark, FixRequest, Label
 from review.models.reviewing import CRITERIA
+from review.stats.consistency import SentinelPair
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -84,6 +87,9 @@ class Frame:
     cl_config: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     cl_criterion: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     cl_mark: list[str] = field(default_factory=list)  # correct, wrong or unsure
+    # Self-consistency: each submitted sentinel with its first review, and reviewers' names.
+    sentinels: list[SentinelPair] = field(default_factory=list)
+    sentinel_names: dict[int, str] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -191,13 +197,17 @@ def _candidates(filters: Filters) -> _Candidates:
 
 def _human_labels(filters: Filters, cands: _Candidates) -> tuple[list[_HumanLabel], list[int]]:
     """Submitted labels placed on candidate positions, and the reviewers' ids (dense order)."""
+    # Each reviewer's first review only: a sentinel (the same reviewer again, later) is measured
+    # against it (review.analytics.sentinels), never counted as another opinion.
     labels_qs = Label.objects.filter(
         filters.group_q("candidate__assignment__group__"),
         candidate__assignment__status=Assignment.Status.SUBMITTED,
+        candidate__assignment__sentinel=False,
     ).exclude(tier="")
     fixes_qs = FixRequest.objects.filter(
         filters.group_q("candidate__assignment__group__"),
         candidate__assignment__status=Assignment.Status.SUBMITTED,
+        candidate__assignment__sentinel=False,
     )
     if filters.campaign is not None:
         labels_qs = labels_qs.filter(candidate__assignment__campaign_id=filters.campaign)
@@ -354,6 +364,7 @@ def load_frame(filters: Filters) -> Frame:
     ]
     cand = cands.rows
     marks = _claim_marks(filters, cands)
+    sentinels, sentinel_names = sentinel_pairs(filters)
     return Frame(
         attempt=_arr([r.attempt for r in cand], np.int64),
         group=_arr([r.group for r in cand], np.int64),
@@ -404,4 +415,6 @@ def load_frame(filters: Filters) -> Frame:
         cl_config=_arr([m[1] for m in marks], np.int64),
         cl_criterion=_arr([m[2] for m in marks], np.int64),
         cl_mark=[m[3] for m in marks],
+        sentinels=sentinels,
+        sentinel_names=sentinel_names,
     )
