@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from review.models import Assignment, Campaign, Candidate, Disagreement, FixRequest, Label
+from review.services.impact import campaign_impact_refresh
 
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin[Campaign]):
-    list_display = ("display_name", "origin", "status", "overlap", "reveal_policy", "created_at")
     list_filter = ("origin", "status", "reveal_policy")
     filter_horizontal = ("reviewers",)
     readonly_fields = ("filters", "origin", "import_sources", "created_at")
+    list_display = (
+        "display_name",
+        "origin",
+        "status",
+        "overlap",
+        "sentinel_rate",
+        "queue_order",
+        "reveal_policy",
+        "created_at",
+    )
+
+    def save_model(self, request: HttpRequest, obj: Campaign, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if obj.queue_order == Campaign.QueueOrder.RL_IMPACT:
+            # The scores the queue will order by, shown on the campaign's staff page at once.
+            campaign_impact_refresh(campaign=obj)
 
 
 class CandidateInline(admin.TabularInline[Candidate, Assignment]):
@@ -25,10 +44,19 @@ class CandidateInline(admin.TabularInline[Candidate, Assignment]):
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin[Assignment]):
-    list_display = ("pk", "campaign", "group", "reviewer", "status", "active_time", "submitted_at")
-    list_filter = ("status", "campaign")
+    list_display = (
+        "pk",
+        "campaign",
+        "group",
+        "reviewer",
+        "status",
+        "sentinel",
+        "active_time",
+        "submitted_at",
+    )
+    list_filter = ("status", "sentinel", "campaign")
     raw_id_fields = ("group", "focus_candidate")
-    readonly_fields = ("imported",)
+    readonly_fields = ("imported", "sentinel")
     inlines = [CandidateInline]
 
     @admin.display(description="active ms", ordering="active_ms")

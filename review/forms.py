@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 
-from grading.models import Run, Task
+from grading.models import GraderConfig, Run, Task
 from review.models import Campaign, Disagreement, FixRequest, Label
 from review.models.reviewing import CRITERIA
 
@@ -84,11 +84,43 @@ class CampaignForm(forms.Form):
     reveal_policy = forms.ChoiceField(choices=Campaign.Reveal.choices)
     lease_minutes = forms.IntegerField(min_value=5, initial=180)
     fingerprint_patterns = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    # Both optional: a form (or a script) that predates them gets the plain campaign.
+    sentinel_rate = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=0,
+        required=False,
+        label="Sentinel rate",
+        help_text="Share of each reviewer's submitted groups served to them again later, blind, "
+        "to measure their self-consistency (0 = none, 0.1 = one in ten).",
+    )
+    queue_order = forms.ChoiceField(
+        choices=Campaign.QueueOrder.choices,
+        initial=Campaign.QueueOrder.POSITION,
+        required=False,
+        label="Queue order",
+        help_text="By RL impact: groups first where the grader's tiers are least certain or "
+        "where moving one candidate one tier would change who gains or loses advantage, or who "
+        "gets the most (from the stored advantages).",
+    )
+    impact_config = forms.ModelChoiceField(
+        queryset=GraderConfig.objects.order_by("name"),
+        required=False,
+        empty_label="each group's latest graded advantages",
+        label="Advantages of",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         repos = Task.objects.order_by("repo").values_list("repo", flat=True).distinct()
         self.fields["repository"].choices = [("", "any"), *((r, r) for r in repos)]  # type: ignore[attr-defined]
+
+    def clean_sentinel_rate(self) -> float:
+        value = self.cleaned_data.get("sentinel_rate")
+        return 0.0 if value is None else float(value)
+
+    def clean_queue_order(self) -> str:
+        return self.cleaned_data.get("queue_order") or Campaign.QueueOrder.POSITION
 
     def filters(self) -> dict[str, Any]:
         d = self.cleaned_data

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from grading.diffs import Block, FileComparison, FileDiff, Patch
+from grading.domain.hostile_text import mixed_script_words, mixed_scripts
 from grading.grader.inputs import Event
 
 OUTPUT_CAP = 12_000  # characters of untrusted content per tool result
@@ -25,6 +26,28 @@ def neutralise(text: str) -> str:
 def untrusted(source: str, text: str) -> str:
     """Wrap content that came from candidates, tasks or tests; it is data, never instructions."""
     return f'<untrusted source="{source}">\n{neutralise(text)}\n</untrusted>'
+
+
+def mixed_script_note(alias: str, patch: Patch) -> str:
+    """A trusted note naming where candidate `alias`'s diff has words that mix alphabets (a
+    Cyrillic а in a Latin name reads as one name and is another), or "". It names files by
+    their number in "files touched" and lines by number, never by their untrusted text."""
+    found: list[str] = []
+    for n, path in enumerate(patch.paths, 1):
+        file = patch.by_path[path]
+        if any(mixed_scripts(p) for p in (file.old_path, file.new_path) if p):
+            found.append(f"the name of file {n}")
+        lines = [no for no, text in sorted(file.added.items()) if mixed_script_words(text)]
+        if lines:
+            shown = ", ".join(map(str, lines[:10])) + (", …" if len(lines) > 10 else "")
+            found.append(f"added line{'s' if len(lines) > 1 else ''} {shown} of file {n}")
+    if not found:
+        return ""
+    return (
+        f"[warning: look-alike letters — words mixing alphabets in candidate {alias}: "
+        + "; ".join(found)
+        + "]"
+    )
 
 
 def cap(text: str, limit: int = OUTPUT_CAP) -> tuple[str, str]:

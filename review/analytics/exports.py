@@ -43,6 +43,7 @@ from review.models import (
     Assignment,
     CalibratedLabel,
     CalibrationFit,
+    ClaimMark,
     ConsensusLabel,
     Disagreement,
     Label,
@@ -58,6 +59,18 @@ HUMAN_TIER = struct(
     described("tier", _I, "1–3; null for an exploit label.", nullable=True),
     described("exploit", _B, "Labelled exploit / test tampering."),
     described("rank_in_tier", _I, "Rank within the tier.", nullable=True),
+)
+CLAIM_MARK = struct(
+    described("reviewer", _S, "Pseudonymous reviewer id."),
+    described("grader_config", _S, "The configuration of the grader run whose claim it is."),
+    described("grader_run_id", _S, "The grader run."),
+    described("evidence_id", _S, "The cited `code` evidence in that run's verdict."),
+    described(
+        "criterion",
+        _S,
+        "What the claim backs: a rubric criterion, severe_issue, tier or reorder.",
+    ),
+    described("mark", _S, "correct, wrong or unsure (can't tell)."),
 )
 PROVENANCE = struct(
     described("grader_run", _S, "The grader run the calibration used.", nullable=True),
@@ -91,7 +104,17 @@ LABEL_SCHEMA = pa.schema(
         ),
         described("grader_rank_in_tier", _I, "The grader's rank in its tier.", nullable=True),
         described("grader_weighted_score", _F, "The rubric's weighted score.", nullable=True),
-        described("human_tiers", pa.list_(HUMAN_TIER), "Each submitted human label."),
+        described(
+            "human_tiers",
+            pa.list_(HUMAN_TIER),
+            "Each reviewer's submitted label (their first review: what the consensus uses).",
+        ),
+        described(
+            "sentinel_tiers",
+            pa.list_(HUMAN_TIER),
+            "Labels from self-consistency sentinels: the same reviewer's second, blind review "
+            "of the group, kept apart (never in the consensus).",
+        ),
         described("n_reviews", _I, "Submitted reviews of this attempt's patch."),
         described("consensus_tier", _I, "Human consensus tier 1–3.", nullable=True),
         described("consensus_exploit", _B, "The consensus is 'exploit'.", nullable=True),
@@ -105,6 +128,12 @@ LABEL_SCHEMA = pa.schema(
         described("adjudication", _S, "The latest adjudication's outcome.", nullable=True),
         described("adjudicated_tier", _I, "The adjudicated tier 1–3.", nullable=True),
         described("adjudicated_exploit", _B, "Adjudicated as an exploit.", nullable=True),
+        described(
+            "claim_marks",
+            pa.list_(CLAIM_MARK),
+            "Reviewers' marks on the grader's code claims about this attempt (after the "
+            "reveal), for this row's configuration (every configuration's without one).",
+        ),
         described("provenance", PROVENANCE, "Where the calibrated values came from."),
     ]
 )
@@ -152,7 +181,12 @@ def attempt_batches(filters: Filters, size: int) -> Iterator[list[Any]]:
         last = batch[-1]["id"]
 
 
-def _humans(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]:
+def _humans(
+    ids: list[int], filters: Filters
+) -> tuple[dict[int, list[dict[str, Any]]], dict[int, list[dict[str, Any]]]]:
+    """Per attempt: the first reviews' labels, and the sentinels' labels."""
+    sentinel_rows: set[int] = set()
+
     def fetch(wanted: set[int]) -> Iterator[tuple[int, int, dict[str, Any]]]:
         q = Q(
             candidate__attempt_id__in=wanted,
@@ -160,7 +194,7 @@ def _humans(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]
         )
         if filters.campaign is not None:
             q &= Q(candidate__assignment__campaign_id=filters.campaign)
-        for attempt_id, assignment_id, reviewer, tier, rank in (
+        for attempt_id, assignment_id, reviewer, tier, rank, sentinel in (
             Label.objects.filter(q)
             .exclude(tier="")
             .order_by("candidate__assignment__reviewer_id", "pk")
@@ -170,8 +204,11 @@ def _humans(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]
                 "candidate__assignment__reviewer_id",
                 "tier",
                 "rank_in_tier",
+                "candidate__assignment__sentinel",
             )
         ):
+            if sentinel:
+                sentinel_rows.add(assignment_id)
             yield (
                 attempt_id,
                 assignment_id,
@@ -180,10 +217,60 @@ def _humans(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]
                     "tier": tier_fields(tier)[0],
                     "exploit": tier_fields(tier)[1],
                     "rank_in_tier": rank,
+                    "_assignment": assignment_id,
                 },
             )
 
     # A label of a patch is a label of every attempt that submitted it.
+    firsts: dict[int, list[dict[str, Any]]] = {}
+    repeats: dict[int, list[dict[str, Any]]] = {}
+    for attempt_id, rows in fan_out(attempt_ids=ids, fetch=fetch).items():
+        for row in rows:
+            out = repeats if row["_assignment"] in sentinel_rows else firsts
+            out.setdefault(attempt_id, []).append(
+                {k: v for k, v in row.items() if k != "_assignment"}
+            )
+    return firsts, repeats
+
+
+def _claim_marks(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]:
+    def fetch(wanted: set[int]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        q = Q(
+            candidate__attempt_id__in=wanted,
+            candidate__assignment__status=Assignment.Status.SUBMITTED,
+        )
+        if filters.campaign is not None:
+            q &= Q(candidate__assignment__campaign_id=filters.campaign)
+        for pk, attempt_id, reviewer, config_id, config, run_id, ev, criterion, mark in (
+            ClaimMark.objects.filter(q)
+            .order_by("candidate__assignment__reviewer_id", "grader_run_id", "claim_key")
+            .values_list(
+                "pk",
+                "candidate__attempt_id",
+                "candidate__assignment__reviewer_id",
+                "grader_run__config_id",
+                "grader_run__config__name",
+                "grader_run_id",
+                "evidence_id",
+                "criterion",
+                "mark",
+            )
+        ):
+            # Keyed by mark: each mark is its own row (fan_out keeps one row per key).
+            yield (
+                attempt_id,
+                pk,
+                {
+                    "reviewer": reviewer_pseudonym(reviewer),
+                    "grader_config": config,
+                    "grader_run_id": str(run_id),
+                    "evidence_id": ev,
+                    "criterion": criterion,
+                    "mark": mark,
+                    "_config_id": config_id,
+                },
+            )
+
     return fan_out(attempt_ids=ids, fetch=fetch)
 
 
@@ -208,8 +295,9 @@ def _rows(
     batch: list[dict[str, Any]], fits: list[CalibrationFit | None], filters: Filters
 ) -> list[dict[str, Any]]:
     ids = [a["id"] for a in batch]
-    humans = _humans(ids, filters)
+    humans, sentinels = _humans(ids, filters)
     adjudicated = _adjudications(ids, filters)
+    claim_marks = _claim_marks(ids, filters)
     cons = {c.attempt_id: c for c in ConsensusLabel.objects.filter(attempt_id__in=ids)}
     cal: dict[tuple[int, int], CalibratedLabel] = {
         (c.fit_id, c.attempt_id): c
@@ -241,6 +329,7 @@ def _rows(
                     "grader_rank_in_tier": g.rank_in_tier if g else None,
                     "grader_weighted_score": cl.weighted_score if cl else None,
                     "human_tiers": humans.get(a["id"], []),
+                    "sentinel_tiers": sentinels.get(a["id"], []),
                     "n_reviews": c.n_reviews if c else 0,
                     "consensus_tier": c.tier if c else None,
                     "consensus_exploit": c.method == ConsensusLabel.Method.EXPLOIT if c else None,
@@ -253,6 +342,11 @@ def _rows(
                     "adjudication": adj.resolution if adj else None,
                     "adjudicated_tier": adj_tier[0],
                     "adjudicated_exploit": adj_tier[1] if adj and adj.adjudicated_tier else None,
+                    "claim_marks": [
+                        {k: v for k, v in m.items() if k != "_config_id"}
+                        for m in claim_marks.get(a["id"], [])
+                        if fit is None or m["_config_id"] == fit.config_id
+                    ],
                     "provenance": {
                         "grader_run": str(cl.grader_run_id) if cl else None,
                         "calibration_computed_at": fit.computed_at.isoformat() if fit else None,
@@ -376,6 +470,9 @@ def labels_export(
         "one-coin Dawid-Skene for candidates with 3+ tier ratings; a majority of 'exploit' "
         "labels gives no tier. The grader never votes.",
         "reviewers": "pseudonymous ids (HMAC of the account id with this installation's key)",
+        "sentinels": "sentinel_tiers holds labels from self-consistency sentinels (a reviewer's "
+        "second blind review of a group they had submitted); human_tiers, n_reviews and the "
+        "consensus use each reviewer's first review only.",
         "configurations": [
             {
                 "grader_config": f.config.name,

@@ -1,6 +1,7 @@
 """Selectors: the rows behind the dashboards, read once into flat numpy arrays.
 
-A `Frame` holds, for one filter slice, every candidate, every submitted human label on them,
+A `Frame` holds, for one filter slice, every candidate, every submitted human label on them
+(each reviewer's first review: sentinels are left out),
 every grade of every succeeded grader run on them, and the run-level rows (λ audit, attempt
 statuses). Seven queries, each `values_list` (no model instances), so 160,000 candidates × 3
 reviews load in seconds; `review.stats` then works on the arrays.
@@ -14,7 +15,7 @@ passing attempt, and a judgement of a patch fans out to every attempt that submi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -25,8 +26,11 @@ from django.db.models import Count, Min
 from grading.domain.candidates import distinct_patches
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderRun, GroupAdvantages
 from review.analytics.filters import UNIT_PATCH, Filters
-from review.models import Assignment, Campaign, FixRequest, Label
+from review.analytics.sentinels import sentinel_pairs
+from review.claims import CLAIM_CRITERIA
+from review.models import Assignment, Campaign, ClaimMark, FixRequest, Label
 from review.models.reviewing import CRITERIA
+from review.stats.consistency import SentinelPair
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -78,6 +82,14 @@ class Frame:
     lambda_rows: list[tuple[int, str, str, int, bool, float, float | None]]
     status_counts: list[tuple[str, int, str, int]]
     unit: str = UNIT_PATCH
+    # Reviewers' marks on the grader's code claims (c): one per (reviewer, claim).
+    cl_task: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    cl_config: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    cl_criterion: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    cl_mark: list[str] = field(default_factory=list)  # correct, wrong or unsure
+    # Self-consistency: each submitted sentinel with its first review, and reviewers' names.
+    sentinels: list[SentinelPair] = field(default_factory=list)
+    sentinel_names: dict[int, str] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -185,13 +197,17 @@ def _candidates(filters: Filters) -> _Candidates:
 
 def _human_labels(filters: Filters, cands: _Candidates) -> tuple[list[_HumanLabel], list[int]]:
     """Submitted labels placed on candidate positions, and the reviewers' ids (dense order)."""
+    # Each reviewer's first review only: a sentinel (the same reviewer again, later) is measured
+    # against it (review.analytics.sentinels), never counted as another opinion.
     labels_qs = Label.objects.filter(
         filters.group_q("candidate__assignment__group__"),
         candidate__assignment__status=Assignment.Status.SUBMITTED,
+        candidate__assignment__sentinel=False,
     ).exclude(tier="")
     fixes_qs = FixRequest.objects.filter(
         filters.group_q("candidate__assignment__group__"),
         candidate__assignment__status=Assignment.Status.SUBMITTED,
+        candidate__assignment__sentinel=False,
     )
     if filters.campaign is not None:
         labels_qs = labels_qs.filter(candidate__assignment__campaign_id=filters.campaign)
@@ -299,6 +315,28 @@ def _grades(filters: Filters, cands: _Candidates) -> list[tuple[int, _Grade]]:
     return [(pos, chosen[(run, pos)][1]) for run, pos in sorted(chosen, key=lambda k: k[::-1])]
 
 
+def _claim_marks(filters: Filters, cands: _Candidates) -> list[tuple[int, int, int, str]]:
+    """(dense task, config, criterion index, mark) of every mark on a candidate of the slice."""
+    qs = ClaimMark.objects.filter(
+        filters.group_q("candidate__assignment__group__"),
+        candidate__assignment__status=Assignment.Status.SUBMITTED,
+    )
+    if filters.campaign is not None:
+        qs = qs.filter(candidate__assignment__campaign_id=filters.campaign)
+    if filters.reviewer is not None:
+        qs = qs.filter(candidate__assignment__reviewer_id=filters.reviewer)
+    out = []
+    for attempt, config, criterion, mark in qs.values_list(
+        "candidate__attempt_id", "grader_run__config_id", "criterion", "mark"
+    ).order_by("pk"):
+        where = cands.targets.get(attempt)
+        if not where or criterion not in CLAIM_CRITERIA:
+            continue
+        row = cands.rows[where[0]]
+        out.append((cands.tasks[row.task], config, CLAIM_CRITERIA.index(criterion), mark))
+    return out
+
+
 def load_frame(filters: Filters) -> Frame:
     cands = _candidates(filters)
     lab, reviewers = _human_labels(filters, cands)
@@ -325,6 +363,8 @@ def load_frame(filters: Filters) -> Frame:
         .order_by()
     ]
     cand = cands.rows
+    marks = _claim_marks(filters, cands)
+    sentinels, sentinel_names = sentinel_pairs(filters)
     return Frame(
         attempt=_arr([r.attempt for r in cand], np.int64),
         group=_arr([r.group for r in cand], np.int64),
@@ -371,4 +411,10 @@ def load_frame(filters: Filters) -> Frame:
         lambda_rows=lambda_rows,
         status_counts=status_counts,
         unit=filters.unit,
+        cl_task=_arr([m[0] for m in marks], np.int64),
+        cl_config=_arr([m[1] for m in marks], np.int64),
+        cl_criterion=_arr([m[2] for m in marks], np.int64),
+        cl_mark=[m[3] for m in marks],
+        sentinels=sentinels,
+        sentinel_names=sentinel_names,
     )

@@ -305,7 +305,11 @@ def _verdicts(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
 
 
 def _reviews(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
-    done = {"candidate__assignment__status": Assignment.Status.SUBMITTED}
+    # Each reviewer's first review (a sentinel repeat is not another review of the candidate).
+    done = {
+        "candidate__assignment__status": Assignment.Status.SUBMITTED,
+        "candidate__assignment__sentinel": False,
+    }
 
     def fetch(wanted: set[int]) -> Iterator[tuple[int, int, dict[str, Any]]]:
         fixes: dict[int, list[dict[str, Any]]] = defaultdict(list)

@@ -89,6 +89,24 @@ def _criteria(p: dict[str, Any]) -> Table:
     return list(CRITERIA_COLUMNS), [[r.get(c) for c in CRITERIA_COLUMNS] for r in p["criteria"]]
 
 
+SENTINEL_COLUMNS = (
+    "reviewer",
+    "n_sentinels",
+    "n_candidates",
+    "n_flips",
+    "flip_rate",
+    "n_pairs",
+    "rank_concordance",
+)
+
+
+def _sentinels(p: dict[str, Any]) -> Table:
+    # In this order (a stored payload's keys come back sorted); payloads stored before
+    # sentinels existed have none: an empty table.
+    rows = p.get("sentinels", [])
+    return list(SENTINEL_COLUMNS), [[r.get(c) for c in SENTINEL_COLUMNS] for r in rows]
+
+
 def _dict_rows(items: list[dict[str, Any]]) -> Table:
     if not items:
         return [], []
@@ -109,8 +127,30 @@ CSV_TABLES: dict[str, Callable[[dict[str, Any]], Table]] = {
     "cost": lambda p: _dict_rows(p["cost"]),
     "lambda_cap": lambda p: _dict_rows(p["lambda_cap"]),
     "status_rates": lambda p: _dict_rows(p["status_rates"]),
+    "sentinels": lambda p: _sentinels(p),
     "audit": lambda p: _audit(p),
+    "claims": lambda p: _claims(p),
 }
+
+CLAIM_COLUMNS = ("grader_config", "criterion", "n_marked", "n_correct", "n_wrong", "n_unsure")
+
+
+def _claims(p: dict[str, Any]) -> Table:
+    """Claim precision rows; a snapshot computed before claims were marked has none."""
+    rows = [
+        [
+            c["name"],
+            r["criterion"],
+            r["n_marked"],
+            r["n_correct"],
+            r["n_wrong"],
+            r["n_unsure"],
+            *_ci_cols("precision", r["precision"]),
+        ]
+        for c in p.get("claims", [])
+        for r in c["rows"]
+    ]
+    return [*CLAIM_COLUMNS, *(f"precision_{k}" for k in CI_KEYS)], rows
 
 
 def _audit(p: dict[str, Any]) -> Table:

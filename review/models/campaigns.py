@@ -2,9 +2,12 @@
 
 An assignment is a state machine: in_progress → submitted, or in_progress → expired when its
 lease runs out (the group goes back to the queue; the same reviewer may pick it up again, with
-their drafts intact). Candidates carry the reviewer's private alias and an opaque random token:
-the only handles a reviewer's browser ever sees. The attempt behind a candidate never leaves
-the server.
+their drafts intact). A *sentinel* is a second assignment of a reviewer to a group they already
+submitted, served later with fresh aliases and order to measure their self-consistency; it is
+the only way one reviewer gets a group twice in a campaign (a unique constraint), it never takes
+one of the group's k slots, and nothing the reviewer's browser receives tells it apart.
+Candidates carry the reviewer's private alias and an opaque random token: the only handles a
+reviewer's browser ever sees. The attempt behind a candidate never leaves the server.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from grading.models import Attempt, Group
+from grading.models import Attempt, GraderConfig, Group
 
 
 class Campaign(models.Model):
@@ -28,6 +31,10 @@ class Campaign(models.Model):
     class Origin(models.TextChoices):
         NATIVE = "native", "reviewed here"
         IMPORTED = "imported", "imported"
+
+    class QueueOrder(models.TextChoices):
+        POSITION = "position", "fewest reviews first, then as listed"
+        RL_IMPACT = "rl_impact", "by RL impact"
 
     name = models.CharField(max_length=200, unique=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
@@ -56,6 +63,31 @@ class Campaign(models.Model):
     import_sources = models.JSONField(
         default=list, blank=True, help_text="Imported files: path, SHA-256, reviewer, lines."
     )
+    # Self-consistency sentinels: this share of each reviewer's submitted groups comes back to
+    # them once, later, as a sentinel (review.sentinels).
+    sentinel_rate = models.FloatField(
+        default=0.0,
+        help_text="Share (0–1) of each reviewer's submitted groups that come back to them once, "
+        "later, with new aliases and order, to measure their self-consistency.",
+    )
+    queue_order = models.CharField(
+        max_length=16,
+        choices=QueueOrder.choices,
+        default=QueueOrder.POSITION,
+        help_text="By RL impact: groups whose grader tiers are least certain, or where moving one "
+        "candidate one tier changes who gains or loses advantage, come first.",
+    )
+    # Whose stored advantages rank the queue by RL impact; empty: each group's latest graded
+    # advantages with the default parameters, whatever the configuration.
+    impact_config = models.ForeignKey(
+        GraderConfig,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="By RL impact: the grader configuration whose stored advantages rank the "
+        "queue (empty: each group's latest graded ones).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -74,6 +106,14 @@ class Campaign(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(origin__in=["native", "imported"]), name="campaign_origin_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(sentinel_rate__gte=0) & Q(sentinel_rate__lte=1),
+                name="campaign_sentinel_rate_share",
+            ),
+            models.CheckConstraint(
+                condition=Q(queue_order__in=["position", "rl_impact"]),
+                name="campaign_queue_order_known",
             ),
         ]
 
@@ -94,6 +134,11 @@ class CampaignGroup(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="entries")
     group = models.ForeignKey(Group, on_delete=models.PROTECT, related_name="+")
     position = models.PositiveIntegerField(default=0)
+    # The group's RL impact (grading.domain.rl_impact) from the stored advantages that
+    # `impact_source` names (row id and computation time): recomputed when those change.
+    impact = models.FloatField(null=True, blank=True)
+    impact_detail = models.JSONField(default=dict, blank=True)
+    impact_source = models.CharField(max_length=80, blank=True)
 
     class Meta:
         ordering = ["campaign_id", "position"]
@@ -103,6 +148,15 @@ class CampaignGroup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign} · group {self.group_id}"
+
+
+class AssignmentQuerySet(models.QuerySet["Assignment"]):
+    def firsts(self) -> AssignmentQuerySet:
+        """First reviews: what consensus, agreement and exports count (no sentinels)."""
+        return self.filter(sentinel=False)
+
+    def sentinels(self) -> AssignmentQuerySet:
+        return self.filter(sentinel=True)
 
 
 class Assignment(models.Model):
@@ -129,12 +183,19 @@ class Assignment(models.Model):
     )
     # An imported review's provenance: file, line, SHA-256 of the line, minutes, notes.
     imported = models.JSONField(default=dict, blank=True)
+    # A repeat of this reviewer's own submitted review of the group (see the module docstring).
+    # Staff-side only: never rendered, never in a URL, and statistics use the first review.
+    sentinel = models.BooleanField(default=False)
+
+    objects = AssignmentQuerySet.as_manager()
 
     class Meta:
         ordering = ["-started_at"]
         constraints = [
+            # One first review per reviewer and group, and at most one sentinel beside it.
             models.UniqueConstraint(
-                fields=["campaign", "group", "reviewer"], name="assignment_unique_per_reviewer"
+                fields=["campaign", "group", "reviewer", "sentinel"],
+                name="assignment_unique_per_reviewer",
             ),
             models.CheckConstraint(
                 condition=Q(status__in=["in_progress", "submitted", "expired"]),

@@ -80,6 +80,7 @@ def adjudication_case(*, disagreement_id: int) -> AdjudicationCase:
         Label.objects.filter(
             candidate__attempt=attempt,
             candidate__assignment__status=Assignment.Status.SUBMITTED,
+            candidate__assignment__sentinel=False,
         )
         .select_related("candidate__assignment__reviewer")
         .annotate(

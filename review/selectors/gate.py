@@ -60,6 +60,7 @@ def campaign_tasks(*, campaigns: Iterable[Campaign]) -> list[Task]:
         LabelRow.objects.filter(
             candidate__assignment__campaign__in=ids,
             candidate__assignment__status=Assignment.Status.SUBMITTED,
+            candidate__assignment__sentinel=False,
             tier__in=list(_TIERS),
         )
         .select_related(

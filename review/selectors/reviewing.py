@@ -4,14 +4,16 @@ the views answer 404)."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, QuerySet
 
 from grading.models import Attempt, GraderRun, Group
 from review.models import Assignment, Campaign, CampaignGroup, Candidate, FixRequest
+from review.sentinels import MIN_GAP_WHEN_IDLE, SubmittedGroup, sentinel_pick
 
 LIVE = (Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED)
 
@@ -70,14 +72,64 @@ def open_slots(*, campaign: Campaign, reviewer: User) -> int:
 
 
 def _open_slots(campaign: Campaign, reviewer: User) -> int:
-    """Groups this reviewer could still take (under k, and not already theirs)."""
+    """Groups this reviewer could still take (under k, and not already theirs), counting a
+    sentinel they are owed as one more group like any other."""
     live = Assignment.objects.filter(campaign=campaign, status__in=LIVE)
     counts = dict(
-        live.order_by().values("group_id").annotate(n=Count("pk")).values_list("group_id", "n")
+        live.firsts()
+        .order_by()
+        .values("group_id")
+        .annotate(n=Count("pk"))
+        .values_list("group_id", "n")
     )
     taken = set(live.filter(reviewer=reviewer).values_list("group_id", flat=True))
     groups = CampaignGroup.objects.filter(campaign=campaign).values_list("group_id", flat=True)
-    return sum(1 for g in groups if counts.get(g, 0) < campaign.overlap and g not in taken)
+    regular = sum(1 for g in groups if counts.get(g, 0) < campaign.overlap and g not in taken)
+    return regular + _sentinel_owed(campaign, reviewer)
+
+
+@dataclass(frozen=True)
+class SentinelHistory:
+    """What the queue needs to decide on a sentinel for one reviewer in one campaign."""
+
+    submitted: list[SubmittedGroup]  # their first reviews, in submission order
+    sentinels: int  # sentinels made for them, in any state
+    expired: Assignment | None  # a sentinel of theirs whose lease ran out
+
+
+def sentinel_history(*, campaign: Campaign, reviewer: User) -> SentinelHistory:
+    mine = Assignment.objects.filter(campaign=campaign, reviewer=reviewer)
+    repeats = list(mine.sentinels().order_by("pk"))
+    repeated = {a.group_id for a in repeats}
+    firsts = (
+        mine.firsts()
+        .filter(status=Assignment.Status.SUBMITTED)
+        .order_by("submitted_at", "pk")
+        .values_list("group_id", flat=True)
+    )
+    return SentinelHistory(
+        submitted=[SubmittedGroup(g, g in repeated) for g in firsts],
+        sentinels=len(repeats),
+        expired=next((a for a in repeats if a.status == Assignment.Status.EXPIRED), None),
+    )
+
+
+def _sentinel_owed(campaign: Campaign, reviewer: User) -> int:
+    """1 when the queue would serve this reviewer a sentinel once they ask, else 0."""
+    if campaign.sentinel_rate <= 0:
+        return 0
+    history = sentinel_history(campaign=campaign, reviewer=reviewer)
+    if history.expired is not None:
+        return 1
+    # Whether any group qualifies at the smallest gap (the choice itself is random).
+    pick = sentinel_pick(
+        history.submitted,
+        rate=campaign.sentinel_rate,
+        sentinels=history.sentinels,
+        min_gap=MIN_GAP_WHEN_IDLE,
+        rng=random.Random(0),
+    )
+    return int(pick is not None)
 
 
 def assignment_for_reviewer(*, assignment_id: int, reviewer: User) -> Assignment | None:
@@ -122,11 +174,18 @@ def latest_verdict_run(*, group_id: int) -> GraderRun | None:
 
 def campaign_overview(*, campaign_id: int) -> dict[str, Any]:
     """Staff page: every group with its assignments (any reviewer) and flags."""
-    campaign = Campaign.objects.prefetch_related("reviewers").get(pk=campaign_id)
+    campaigns = Campaign.objects.select_related("impact_config").prefetch_related("reviewers")
+    campaign = campaigns.get(pk=campaign_id)
+    # In the order the queue hands them out.
+    order = (
+        [F("impact").desc(nulls_last=True), "position"]
+        if campaign.queue_order == Campaign.QueueOrder.RL_IMPACT
+        else ["position"]
+    )
     entries = list(
         CampaignGroup.objects.filter(campaign=campaign)
         .select_related("group__task", "group__step__run")
-        .order_by("position")
+        .order_by(*order)
     )
     assignments = list(
         Assignment.objects.filter(campaign=campaign).select_related("reviewer").order_by("pk")

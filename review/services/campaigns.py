@@ -10,8 +10,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from grading.domain.redaction import build_redactor
+from grading.models import GraderConfig
 from review.models import Campaign, CampaignGroup
 from review.selectors.reviewing import groups_matching
+from review.services.impact import campaign_impact_refresh
 
 
 def campaign_create(
@@ -28,12 +30,17 @@ def campaign_create(
     reveal_policy: str = Campaign.Reveal.NEVER,
     lease_minutes: int = 180,
     fingerprint_patterns: str = "",
+    sentinel_rate: float = 0.0,
+    queue_order: str = Campaign.QueueOrder.POSITION,
+    impact_config: GraderConfig | None = None,
 ) -> Campaign:
     """A campaign over every group the filter matches that has at least one passing attempt."""
     try:
         build_redactor((), fingerprint_patterns.splitlines(), catalogue=False)
     except Exception as exc:
         raise ValidationError(f"Bad fingerprint pattern: {exc}") from exc
+    if not 0 <= sentinel_rate <= 1:
+        raise ValidationError("The sentinel rate is a share between 0 and 1.")
     groups = list(groups_matching(**filters).values_list("pk", flat=True))
     if not groups:
         raise ValidationError("No group with a passing attempt matches these filters.")
@@ -49,6 +56,9 @@ def campaign_create(
             reveal_policy=reveal_policy,
             lease_minutes=lease_minutes,
             fingerprint_patterns=fingerprint_patterns,
+            sentinel_rate=sentinel_rate,
+            queue_order=queue_order,
+            impact_config=impact_config,
             filters=dict(filters),
         )
         campaign.reviewers.set(list(reviewers))
@@ -56,4 +66,6 @@ def campaign_create(
             CampaignGroup(campaign=campaign, group_id=gid, position=pos)
             for pos, gid in enumerate(groups)
         )
+    if queue_order == Campaign.QueueOrder.RL_IMPACT:
+        campaign_impact_refresh(campaign=campaign)
     return campaign

@@ -174,7 +174,11 @@ def _write(
     replace: bool,
     now: datetime,
 ) -> tuple[Outcome, int]:
-    existing = Assignment.objects.filter(campaign=campaign, group=group, reviewer=reviewer).first()
+    existing = (
+        Assignment.objects.firsts()
+        .filter(campaign=campaign, group=group, reviewer=reviewer)
+        .first()
+    )
     outcome: Outcome = "created"
     if existing is not None:
         if existing.imported.get("sha256") == review.sha256:

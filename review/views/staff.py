@@ -39,6 +39,9 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
                 reveal_policy=d["reveal_policy"],
                 lease_minutes=d["lease_minutes"],
                 fingerprint_patterns=d["fingerprint_patterns"],
+                sentinel_rate=d["sentinel_rate"],
+                queue_order=d["queue_order"],
+                impact_config=d["impact_config"],
             )
         except ValidationError as exc:
             form.add_error(None, exc)

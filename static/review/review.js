@@ -5,6 +5,7 @@
 // strings: inserted HTML always comes from the server's own (escaping) templates.
 
 import { allSaved, installAutosave, save } from "./js/autosave.js";
+import { installClaims } from "./js/claims.js";
 import { createContext } from "./js/context.js";
 import { installExpand } from "./js/expand.js";
 import { markFixes, openFix, submitFix } from "./js/fixes.js";
@@ -104,6 +105,7 @@ function start(root) {
   for (const panel of ctx.panels) if (panel.dataset.loaded) preparePanel(ctx, panel);
   // Fix marks and the like on context rows fetched when expanded.
   root.addEventListener("rv-expanded", (ev) => markFixes(ev.target.closest(".rv-panel") || root));
+  installClaims(ctx);
   const fromHash = ctx.panels.find((p) => "#" + p.id === window.location.hash);
   const active = ctx.panels.find((p) => p.dataset.token === ctx.config.active);
   showPanel(ctx, fromHash || active || ctx.panels[0], { quiet: true }).then(() => {

@@ -151,12 +151,14 @@ def review_group(
     rubric: int | Sequence[int] = 3,
     mergeable: str = Label.Mergeability.AS_IS,
     fix_ms: Sequence[int | None] | None = None,
+    sentinel: bool = False,
 ) -> Assignment:
     now = timezone.now()
     assignment = Assignment.objects.create(
         campaign=campaign,
         group=group,
         reviewer=reviewer,
+        sentinel=sentinel,
         status=Assignment.Status.SUBMITTED,
         started_at=now - timedelta(minutes=30),
         expires_at=now + timedelta(hours=1),

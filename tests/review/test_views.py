@@ -2,6 +2,7 @@
 reveal policy, and a blindness walk over every response a reviewer receives."""
 
 import json
+import re
 
 import pytest
 from django.urls import reverse
@@ -311,14 +312,32 @@ def test_blindness_walk_over_every_response(client, db, reviewer, other_reviewer
     assert any("[redacted]" in text for what, text in bodies if what in ("page", "panel"))
 
 
-def test_compare_mode_aligns_files_and_says_what_differs(client, reviewer, assignment):
-    """Compare mode aligns and summarises files with the shared candidate compare, on the
-    redacted text the reviewer sees."""
-    from grading.diffs import compare_patches, parse_patch
-    from review.blinded_cache import assignment_redactor
+def _shows_line(html: str, side: str, n: int) -> bool:
+    """Whether a diff table shows line n on that side (line numbers on cells or on rows)."""
+    row_attr = "o" if side == "old" else "n"
+    return (
+        f'data-side="{side}" data-line="{n}"' in html
+        or re.search(rf'<tr [^>]*data-{row_attr}="{n}"', html) is not None
+    )
+
+
+def _section(page: str, section: str) -> str:
+    start = page.index(f'id="{section}"')
+    return page[start : page.index("</section>", start)]
+
+
+def test_compare_mode_diffs_the_post_patch_versions_and_lists_one_sided_files_apart(
+    client, reviewer, assignment
+):
+    """Compare mode: per file both change, the diff between the two post-patch versions (read
+    from the repository's base), built by the shared candidate compare on the redacted text
+    the reviewer sees; files only one of them changes are listed apart."""
+    from grading.diffs import compare_patches, parse_patch, post_versions
+    from review.blinded_cache import assignment_redactor, base_files
 
     client.force_login(reviewer)
     redactor = assignment_redactor(assignment=assignment)
+    task = assignment.group.task
     cands = sorted(assignment.candidates.all(), key=lambda c: c.alias)
     parsed = {c.token: parse_patch(redactor(c.attempt.patch.text)) for c in cands}
     pairs = [
@@ -329,19 +348,62 @@ def test_compare_mode_aligns_files_and_says_what_differs(client, reviewer, assig
     ]
     assert pairs  # the sample has candidates that edit the same file
     url = reverse("review:compare", args=[assignment.pk])
+    differing = 0
     for a, b in pairs:
         page = client.get(url, {"a": a.token, "b": b.token}).content.decode()
+        assert "rv-compare-hunks-only" not in page  # the sample ships its repository
+        both, apart = _section(page, "rv-compare-both"), _section(page, "rv-compare-apart")
         for fc in compare_patches(parsed[a.token], parsed[b.token]):
-            assert f'<h2 class="rv-compare-path">{fc.path}</h2>' in page
             if fc.a is None or fc.b is None:
+                who = a if fc.a is not None else b
+                assert f'data-path="{fc.path}" data-only="{who.alias}"' in apart
                 continue
+            if fc.identical:
+                assert f'<li data-path="{fc.path}">' in _section(page, "rv-compare-same")
+                continue
+            differing += 1
+            row = both[both.index(f'data-path="{fc.path}"') :]
             summary = (
-                "Both candidates make the same change here."
-                if fc.identical
-                else f"{fc.count('shared')} changed lines shared, {fc.count('only_a')} only on "
+                f"{fc.count('shared')} changed lines shared, {fc.count('only_a')} only on "
                 f"the left, {fc.count('only_b')} only on the right."
             )
-            assert summary in page, (a.alias, b.alias, fc.path)
+            assert summary in row.split("</article>")[0]
+            # The table's two sides are the two candidates' post-patch files: every line
+            # number on the left is A's, on the right B's, on the lines that differ.
+            base = base_files(task=task, paths=[fc.a.old_path or ""])
+            pair = post_versions(fc, {p: redactor(t) for p, t in base.items()})
+            assert pair is not None and pair.complete
+            (seg,) = pair.segments
+            for tag, i1, i2, j1, j2 in seg.opcodes():
+                for i in range(i1, i2) if tag != "equal" else ():
+                    assert _shows_line(row, "old", seg.a[i].no)
+                for j in range(j1, j2) if tag != "equal" else ():
+                    assert _shows_line(row, "new", seg.b[j].no)
+            assert re.search(r'<tr class="d-(replace|insert|delete)"', row)
+    assert differing  # some pair changes a file both touch, differently
     a = cands[0]
     same = client.get(url, {"a": a.token, "b": a.token}).content.decode()
     assert same.count("Both candidates make the same change here.") == len(parsed[a.token].files)
+    assert "No file is changed by both in different ways." in same
+
+
+def test_compare_mode_without_source_rebuilds_from_hunks_and_says_so(client, reviewer):
+    group = _group_with(2, 2, name="no-source")  # a task with no repository mirror
+    campaign = campaign_create(
+        name="no-source", created_by=None, reviewers=[reviewer], filters={"run": group.step.run_id}
+    )
+    assignment = assignment_next(campaign=campaign, reviewer=reviewer)
+    a, b = sorted(assignment.candidates.all(), key=lambda c: c.alias)
+    client.force_login(reviewer)
+    page = client.get(
+        reverse("review:compare", args=[assignment.pk]), {"a": a.token, "b": b.token}
+    ).content.decode()
+    assert 'id="rv-compare-hunks-only"' in page
+    assert page.count("Only the diffs' hunks are available") == 2  # f0.py and f1.py differ
+    assert page.count('<span class="rv-badge">hunks only</span>') == 2
+    # f1.py: one side "new = 1", the other "new = 2", on line 2 of both versions, after the
+    # shared context line 1.
+    both = _section(page, "rv-compare-both")
+    f1 = both[both.index('data-path="f1.py"') :]
+    assert _shows_line(f1, "old", 2) and _shows_line(f1, "new", 2)
+    assert re.search(r'<tr class="d-equal"[^>]*><td class="d-ln"[^>]*>1</td>', f1)
