@@ -24,6 +24,7 @@ from typing import IO, Any, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from django.db.models import Q
 from django.utils import timezone
 
 from grading.domain.advantage_columns import (
@@ -46,6 +47,7 @@ from grading.selectors.gate import (
     grader_fit_artefact,
     grader_fit_version,
 )
+from grading.selectors.synthetic import synthetic_manifest
 from grading.selectors.training import (
     advantages_of_run,
     attempt_rows,
@@ -374,6 +376,11 @@ def advantages_export(
     return export_logged("advantages", fmt, started, result)
 
 
+def _run_scope(filters: dict[str, Any]) -> Q:
+    q = Q(step__run__name=filters["run"])
+    return q & Q(step__number=filters["step"]) if filters.get("step") is not None else q
+
+
 def _advantages_manifest(
     *,
     out_dir: Path,
@@ -407,6 +414,7 @@ def _advantages_manifest(
             "lambda_cap": LAMBDA_CAP_SCHEMA.names,
         },
         "configurations": [configuration],
+        "synthetic": synthetic_manifest(scope=_run_scope(filters)),
         "invariants": {
             "sum_adv_gagar_per_group_abs_max": SUM_TOLERANCE,
             "signs_kept": True,
