@@ -50,7 +50,10 @@ class SampleGrading:
 
     def summary(self) -> str:
         if self.on_worker:
-            return f"sent to the worker ({self.config}); advantages are stored when it is graded"
+            return (
+                f"sent to the worker ({self.config}); its advantages are computed on the first "
+                "fetch (training API or export)"
+            )
         stored = "advantages stored" if self.advantages_stored else "no advantages stored"
         return f"graded by {self.config} ({self.status}), {stored}"
 

@@ -58,7 +58,7 @@ DEMO_CAMPAIGN = "Demo: the sample group"
 STUDY_RUN = "synthetic-study"
 STUDY_CAMPAIGN = "Synthetic study (demo --study)"
 # Bumped when the study's recipe changes: an older study is then replaced, not kept.
-STUDY_VERSION = 1
+STUDY_VERSION = 2
 STUDY_TASKS = 5
 STUDY_STEPS = (1, 2, 3, 4)
 STUDY_SEED = 17
@@ -97,17 +97,17 @@ class Rater:
 
 
 REVIEWERS = (
-    Rater("synthetic-careful", 0.10, 0, 0.95, 0.15, speed=1.6, fix_rate=1.4),
-    Rater("synthetic-quick", 0.30, -1, 0.55, 0.35, speed=0.6, coverage=0.8, fix_rate=0.6),
-    Rater("synthetic-strict", 0.25, +1, 0.85, 0.25, leaves_prefilled=0.35, coverage=0.75),
+    Rater("synthetic-careful", 0.15, 0, 0.95, 0.3, speed=1.6, fix_rate=1.4),
+    Rater("synthetic-quick", 0.35, -1, 0.55, 0.5, speed=0.6, coverage=0.8, fix_rate=0.6),
+    Rater("synthetic-strict", 0.35, +1, 0.85, 0.4, leaves_prefilled=0.35, coverage=0.75),
 )
 GRADERS = (
     (
-        Rater("synthetic: careful grader", 0.15, 0, 0.9, 0.2),
+        Rater("synthetic: careful grader", 0.2, 0, 0.9, 0.35),
         {"model": "synthetic-careful-v1", "temperature": 0.0},
     ),
     (
-        Rater("synthetic: hasty grader", 0.35, -1, 0.5, 0.4),
+        Rater("synthetic: hasty grader", 0.45, -1, 0.5, 0.55),
         {"model": "synthetic-hasty-v1", "temperature": 0.8},
     ),
 )
@@ -323,10 +323,14 @@ def _judged_tier(rater: Rater, truth: str, rng: random.Random) -> str:
 
 
 def _scores(rater: Rater, truth: tuple[int, ...], rng: random.Random) -> list[int]:
-    return [
-        min(5, max(1, s + (rng.choice((-1, 1)) if rng.random() < rater.score_noise else 0)))
-        for s in truth
-    ]
+    """The rater's scores: each criterion moves by one (now and then by two) from the typical."""
+    out = []
+    for s in truth:
+        move = 0
+        if rng.random() < rater.score_noise:
+            move = rng.choice((-1, 1)) * (2 if rng.random() < 0.2 else 1)
+        out.append(min(5, max(1, s + move)))
+    return out
 
 
 def _ranked(judged: dict[int, tuple[str, float]]) -> dict[int, int]:
@@ -521,7 +525,8 @@ def _review(
         name=STUDY_CAMPAIGN,
         overlap=len(raters),
         reveal_policy=Campaign.Reveal.AFTER_SUBMISSION,
-        filters={"run": STUDY_RUN, SYNTHETIC_KEY: True},
+        # As campaign_create records them (the run by id), plus the marker.
+        filters={"run": deals[0].group.step.run_id if deals else None, SYNTHETIC_KEY: True},
     )
     campaign.reviewers.set([u for _, u in raters] + list(also))
     CampaignGroup.objects.bulk_create(
@@ -575,10 +580,17 @@ def _one_review(
     for pos, (alias, attempt) in enumerate(drawn):
         tier, _ = judged[attempt.pk]
         typical = TRUTH[attempt.external_id][2]
-        prefilled = rng.random() < rater.leaves_prefilled
-        scores = (
-            list(TIER_TYPICAL_SCORES[tier].values()) if prefilled else _scores(rater, typical, rng)
+        # Some labels keep a few criteria as the tier pre-filled them (never touched).
+        prefilled = (
+            sorted(rng.sample(range(len(CRITERIA)), rng.randint(2, len(CRITERIA))))
+            if rng.random() < rater.leaves_prefilled
+            else []
         )
+        own = _scores(rater, typical, rng)
+        scores = [
+            TIER_TYPICAL_SCORES[tier][c] if k in prefilled else own[k]
+            for k, c in enumerate(CRITERIA)
+        ]
         mergeability = _mergeability(tier, rng)
         fixes, spent_ms = _fixes(rater, tier, mergeability, attempt, rng)
         review.candidates.append(
@@ -612,7 +624,7 @@ def _one_review(
                 rank_in_tier=ranks.get(attempt.pk),
                 mergeability=mergeability,
                 confidence=rng.choice((3, 4, 4, 5)) if rater.slip < 0.2 else rng.choice((2, 3, 4)),
-                prefilled=list(CRITERIA) if prefilled else [],
+                prefilled=[CRITERIA[k] for k in prefilled],
                 updated_at=clock,
                 **dict(zip(CRITERIA, scores, strict=True)),
             )

@@ -18,7 +18,8 @@ from django.core.management import call_command
 from grading.models import GraderRun, Group, GroupAdvantages, Run
 from grading.selectors.synthetic import synthetic_group_count
 from grading.services.demo import SAMPLE_GROUP
-from review.models import Assignment, Campaign, FixRequest, Label
+from review.models import Assignment, Campaign, FixRequest, Label, StatsSnapshot
+from review.models.reviewing import CRITERIA
 from review.selectors.reviewing import reviewer_queue
 from review.services.demo import (
     DEMO_CAMPAIGN,
@@ -30,6 +31,8 @@ from review.services.demo import (
     STUDY_TASKS,
     study_build,
 )
+from review.services.queue import assignment_next
+from review.services.reviewing import label_save, review_submit
 from tests.analytics.conftest import run_worker
 
 pytestmark = pytest.mark.django_db
@@ -107,6 +110,31 @@ def check_the_study_is_complete_and_synthetic() -> None:
     assert Campaign.objects.get(name=STUDY_CAMPAIGN).reviewers.filter(username="reviewer1")
 
 
+def check_a_demo_reviewer_can_review_a_synthetic_group_and_see_its_verdict(client) -> None:
+    reviewer = User.objects.get(username="reviewer1")
+    campaign = Campaign.objects.get(name=STUDY_CAMPAIGN)
+    assignment = assignment_next(campaign=campaign, reviewer=reviewer)
+    assert assignment is not None
+    client.force_login(reviewer)
+    assert client.get(f"/review/a/{assignment.pk}/").status_code == 200
+    for candidate in assignment.candidates.all():
+        label_save(
+            candidate=candidate,
+            values={
+                "tier": "t1",
+                "rank_in_tier": candidate.position + 1,
+                "mergeability": "as_is",
+                **dict.fromkeys(CRITERIA, 4),
+            },
+        )
+    review_submit(assignment=assignment)
+    page = client.get(f"/review/a/{assignment.pk}/")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "Grader&#x27;s verdict" in body or "Grader's verdict" in body
+    assert "Synthetic verdict" in body
+
+
 def check_it_is_built_once_and_removed_cleanly() -> None:
     counts = (Group.objects.count(), Label.objects.count(), GraderRun.objects.count())
     assert "already present" in demo("--study")
@@ -123,6 +151,10 @@ def check_every_dashboard_chart_has_data_and_the_pages_say_synthetic(client) -> 
     admin = User.objects.get(username="admin")
     client.force_login(admin)
     client.get("/dashboards/")
+    # Fewer bootstrap resamples than the page's 2000, for the suite's time (same code path).
+    snapshot = StatsSnapshot.objects.get(status=StatsSnapshot.Status.PENDING)
+    snapshot.params = {**snapshot.params, "n_resamples": 200}
+    snapshot.save(update_fields=["params"])
     assert run_worker() == 1
     response = client.get("/dashboards/")
     body = response.content.decode()
@@ -186,4 +218,5 @@ def test_the_study_gives_every_chart_data_labelled_synthetic_and_is_built_once(
     check_the_study_is_complete_and_synthetic()
     check_every_dashboard_chart_has_data_and_the_pages_say_synthetic(client)
     check_the_labels_export_says_which_rows_are_synthetic(client)
+    check_a_demo_reviewer_can_review_a_synthetic_group_and_see_its_verdict(client)
     check_it_is_built_once_and_removed_cleanly()
