@@ -49,6 +49,7 @@ from grading.sample.build import load_committed_group
 from grading.selectors.synthetic import SYNTHETIC_KEY, SYNTHETIC_NOTE
 from grading.services.advantages import group_advantages_refresh
 from grading.services.demo import SAMPLE_RUN, sample_repo_path
+from grading.services.imports import groups_import
 from review.blinding import draw_order
 from review.models import Assignment, Campaign, CampaignGroup, Candidate, FixRequest, Label
 from review.models.reviewing import CRITERIA, TIER_TYPICAL_SCORES
@@ -227,7 +228,7 @@ def study_build(*, also_reviewers: Sequence[User] = ()) -> StudyReport:
     return StudyReport(True, len(groups), reviews, labels, runs, advantages)
 
 
-def _hand(rng: random.Random, step: int) -> list[str]:
+def _hand(rng: random.Random, step: int, order: list[str]) -> list[str]:
     """Which sample attempts a group of this step holds: 2–4 passers, drawn with weights that
     favour good ones more as the run goes on, some failures, sometimes the infra failure."""
     trend = -1.5 + 3.5 * (step - STUDY_STEPS[0]) / max(len(STUDY_STEPS) - 1, 1)
@@ -241,15 +242,13 @@ def _hand(rng: random.Random, step: int) -> list[str]:
     chosen += rng.sample(FAILING, rng.randint(1, 2))
     if rng.random() < 0.25:
         chosen.append(INFRA)
-    order = [a["id"] for a in load_committed_group()["attempts"]]
-    return sorted(chosen, key=order.index)
+    return sorted(chosen, key=order.index)  # in the sample's order
 
 
 def _import_groups(rng: random.Random) -> list[Group]:
-    from grading.services.imports import groups_import
-
     sample = load_committed_group()
     by_id = {a["id"]: a for a in sample["attempts"]}
+    order = list(by_id)
     records = []
     for step in STUDY_STEPS:
         for k in range(1, STUDY_TASKS + 1):
@@ -267,7 +266,7 @@ def _import_groups(rng: random.Random) -> list[Group]:
                         "run": STUDY_RUN,
                         "step": step,
                         "task": task,
-                        "attempts": [by_id[a] for a in _hand(rng, step)],
+                        "attempts": [by_id[a] for a in _hand(rng, step, order)],
                         "metadata": {SYNTHETIC_KEY: True, "built_by": "manage.py demo --study"},
                     },
                     source="demo-study",

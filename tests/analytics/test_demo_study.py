@@ -110,6 +110,36 @@ def check_the_study_is_complete_and_synthetic() -> None:
     assert Campaign.objects.get(name=STUDY_CAMPAIGN).reviewers.filter(username="reviewer1")
 
 
+def check_the_advantages_and_package_manifests_count_synthetic_groups(tmp_path) -> None:
+    from grading.models import GraderConfig
+    from grading.services.advantages import DEFAULT_PARAMS
+    from grading.services.exports import advantages_export
+    from review.analytics.package import package_export
+
+    n = STUDY_TASKS * len(STUDY_STEPS)
+    config = GraderConfig.objects.get(name=GRADERS[0][0].name)
+    result = advantages_export(
+        run_name=STUDY_RUN,
+        step=None,
+        fmt="jsonl",
+        out_dir=tmp_path / "adv",
+        config=config,
+        params=DEFAULT_PARAMS,
+    )
+    assert result.manifest["synthetic"]["groups"] == n
+    sample = advantages_export(
+        run_name="sample-run",
+        step=None,
+        fmt="jsonl",
+        out_dir=tmp_path / "sample",
+        config=config,
+        params=DEFAULT_PARAMS,
+    )
+    assert sample.manifest["synthetic"] == {"groups": 0, "note": None}
+    package = package_export(fmt="jsonl", out_dir=tmp_path / "package")
+    assert package.manifest["synthetic"]["groups"] == n
+
+
 def check_a_demo_reviewer_can_review_a_synthetic_group_and_see_its_verdict(client) -> None:
     reviewer = User.objects.get(username="reviewer1")
     campaign = Campaign.objects.get(name=STUDY_CAMPAIGN)
@@ -212,11 +242,12 @@ def check_the_labels_export_says_which_rows_are_synthetic(client) -> None:
 
 
 def test_the_study_gives_every_chart_data_labelled_synthetic_and_is_built_once(
-    study, client, enqueued
+    study, client, enqueued, tmp_path
 ):
     assert "synthetic study: 20 groups" in study
     check_the_study_is_complete_and_synthetic()
     check_every_dashboard_chart_has_data_and_the_pages_say_synthetic(client)
     check_the_labels_export_says_which_rows_are_synthetic(client)
+    check_the_advantages_and_package_manifests_count_synthetic_groups(tmp_path)
     check_a_demo_reviewer_can_review_a_synthetic_group_and_see_its_verdict(client)
     check_it_is_built_once_and_removed_cleanly()
