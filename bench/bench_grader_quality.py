@@ -419,6 +419,10 @@ def _timing(data: Path, mirrors: Path | None) -> None:
             shutil.rmtree(root, ignore_errors=True)
     print(f"\n## Time to grade {TIMED_GROUP} ({len(task.patches)} distinct candidates, "
           "median of 5)")  # fmt: skip
+    if not any(name.startswith("analysis grader, base tree") for name in times):
+        print(f"  no repository mirror of {task.repo} at {task.base_commit[:12]} "
+              f"({'none given' if mirrors is None else f'not in {mirrors}'}): figures from the "
+              "patches alone; --mirrors DIR adds the base tree on tmpfs")  # fmt: skip
     for name, sec in times.items():
         ratio = sec / times["heuristic rules"]
         print(f"  {name}: {sec * 1000:.0f} ms ({ratio:.1f}x the heuristic rules; target <= 3 s)")

@@ -10,17 +10,28 @@ real Celery workers on Redis and PostgreSQL, twice:
 2. design — one process with a threads pool for the `grading` queue (`-P threads -c N`) and a
    connection pool (GAGAR_DB_POOL_MAX): runs hand their connection back between database steps.
 
+With `--before-ref REF` (e.g. the commit before a change) the design's step is graded a second
+time, in the same run, by REF's code (its worker and its fake server, `git archive`d into a
+temporary tree), so a before/after ratio is measured under the same load.
+
 For each it reports wall time against the latency floor (calls per run × latency: a run cannot
 be faster), runs in flight, memory per in-flight run (the workers' RSS over the peak in flight),
-the peak of database connections in use, and that every run succeeded exactly once. While the
-design's step is being graded, the training API's deadline fallback is called and timed.
+the peak of database connections in use, CPU seconds per run in the worker and in the fake
+server (its own process), and that every run succeeded exactly once. While the design's step is
+being graded, the training API's deadline fallback is called and timed.
+
+Then it kills a worker mid-step: a step of `--kill-groups` groups on the design's worker, which
+is SIGKILLed once every run is in flight and about half-way through its calls; a fresh worker
+is started, the reaper runs as celery beat would, and the runs of every group are counted in the
+database after recovery: exactly one run per group, every one succeeded, none graded twice.
 
 Targets (issue 16): ≥ 128 runs in flight, the step within 1.5× the floor, ≤ 60 MB per in-flight
 run, ≤ 20 database connections. Needs PostgreSQL (BENCH_DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/gagar_bench_throughput, recreated) and Redis (BENCH_REDIS_URL,
 default redis://127.0.0.1:6379/6, flushed).
-Usage: python bench/bench_grading_throughput.py [--groups 128] [--latency 2] [--per-turn 1]
-       [--baseline-concurrency 8] [--baseline-groups 16] [--pool 16]
+Usage: python bench/bench_grading_throughput.py [--groups 128] [--latency 2] [--per-turn 2]
+       [--baseline-concurrency 8] [--baseline-groups 16] [--pool 16] [--kill-groups 32]
+       [--before-ref COMMIT]
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,10 +51,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# Whose code this process runs: the fake server of `--before-ref` runs the reference tree's.
+sys.path.insert(0, os.environ.get("BENCH_CODE_TREE") or str(ROOT))
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/gagar_bench_throughput"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/6"
-handler_peak = [0]
 
 
 def setup_django(var: Path, db_url: str, broker: str) -> None:
@@ -105,8 +117,11 @@ class Handler:
 
     def __call__(self, request: Any) -> Any:
         from tests.grader.fakes.agent import ScriptedAgent
+        from tests.grader.fakes.llm_server import FakeResponse
         from tests.grader.fakes.personalities import OpenAIChat
 
+        if request.path == "/bench/stats":
+            return FakeResponse(body={"calls": self.calls, "peak_in_flight": self.peak_in_flight})
         chat = OpenAIChat(
             ScriptedAgent(self.verdict, per_turn=self.per_turn, padded=True),
             context_limit=128_000,
@@ -123,6 +138,100 @@ class Handler:
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+
+def serve(verdict_file: str, url_file: str, latency: float, per_turn: int) -> int:
+    """`--serve`: the fake model server in its own process, so that its CPU is measured apart
+    from the bench's and `--before-ref` can run the reference tree's fake (BENCH_CODE_TREE)."""
+    from tests.grader.fakes.llm_server import FakeLLMServer
+
+    verdict = json.loads(Path(verdict_file).read_text())
+    server = FakeLLMServer(handler=Handler(verdict, latency, per_turn), concurrent=True).start()
+    Path(url_file).write_text(server.url)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop.wait()
+    server.stop()
+    return 0
+
+
+@dataclass
+class FakeServer:
+    proc: subprocess.Popen[bytes]
+    url: str
+
+    def stats(self) -> dict[str, Any]:
+        import httpx
+
+        return dict(httpx.get(f"{self.url}/bench/stats", timeout=10).json())
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def start_server(
+    tree: Path, verdict: dict[str, Any], args: argparse.Namespace, var: Path, name: str
+) -> FakeServer:
+    verdict_file, url_file = var / f"{name}-verdict.json", var / f"{name}-server.url"
+    verdict_file.write_text(json.dumps(verdict))
+    url_file.unlink(missing_ok=True)
+    env = {**os.environ, "BENCH_CODE_TREE": str(tree), "PYTHONPATH": str(tree)}
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), "--serve", str(verdict_file),
+         str(url_file), "--latency", str(args.latency), "--per-turn", str(args.per_turn)],
+        cwd=tree, env=env, stdout=(var / f"{name}-server.log").open("wb"),
+        stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not url_file.exists() or not url_file.read_text():
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise RuntimeError(f"the fake server did not start; see {var}/{name}-server.log")
+        time.sleep(0.1)
+    return FakeServer(proc, url_file.read_text())
+
+
+def start_worker(
+    name: str, worker_args: list[str], extra_env: dict[str, str], var: Path, tree: Path = ROOT
+) -> subprocess.Popen[bytes]:
+    """A Celery worker on the `grading` queue running `tree`'s code; returns once it answers a
+    ping through the broker."""
+    env = {**os.environ, **extra_env}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    if tree != ROOT:
+        env["PYTHONPATH"] = str(tree)
+    log = var / f"{name}.log"
+    proc = subprocess.Popen(
+        [str(ROOT / ".venv/bin/celery"), "-A", "gagar_site", "worker", "-Q", "grading",
+         "-n", f"{name}@%h", "--without-mingle", "--without-gossip", "-l", "WARNING",
+         *worker_args],
+        cwd=tree, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    time.sleep(3)
+    deadline = time.monotonic() + 120
+    from gagar_site.celery import app
+
+    while not app.control.ping(destination=[f"{name}@{os.uname().nodename}"], timeout=1):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            stop_worker(proc)
+            raise RuntimeError(f"worker did not start; see {log}")
+    return proc
+
+
+def stop_worker(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def expected_verdict(group_id: int, seed: int) -> dict[str, Any]:
@@ -225,30 +334,15 @@ def grade_step(
     config: Any,
     var: Path,
     db_name: str,
+    server: FakeServer,
+    tree: Path = ROOT,
     during: Any = None,
 ) -> dict[str, Any]:
     from grading.models import CandidateGrade, GraderRun, Group
     from grading.services.grader_runs import grader_runs_request
 
-    env = {**os.environ, **extra_env}
-    env.pop("DJANGO_SETTINGS_MODULE", None)
-    log = var / f"{name}.log"
-    proc = subprocess.Popen(
-        [str(ROOT / ".venv/bin/celery"), "-A", "gagar_site", "worker", "-Q", "grading",
-         "-n", f"{name}@%h", "--without-mingle", "--without-gossip", "-l", "WARNING",
-         *worker_args],
-        cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )  # fmt: skip
+    proc = start_worker(name, worker_args, extra_env, var, tree)
     try:
-        time.sleep(3)
-        deadline = time.monotonic() + 120
-        # Ready when it answers a ping through the broker.
-        from gagar_site.celery import app
-
-        while not app.control.ping(destination=[f"{name}@{os.uname().nodename}"], timeout=1):
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise RuntimeError(f"worker did not start; see {log}")
         rss_idle = _rss_mb([proc.pid])
         stop = threading.Event()
         sample = Sample()
@@ -259,6 +353,7 @@ def grade_step(
             t.start()
         t0 = time.perf_counter()
         cpu0, own0 = _cpu_s([proc.pid]), time.process_time()
+        fake0, calls0 = _cpu_s([server.proc.pid]), server.stats()["calls"]
         runs = grader_runs_request(groups=Group.objects.filter(pk__in=group_ids), config=config)
         ids = [r.pk for r in runs]
         running = threading.Thread(target=_running_sampler, args=(stop, ids, sample, [proc.pid]))
@@ -266,10 +361,12 @@ def grade_step(
         fallback = during(group_ids) if during else None
         while GraderRun.objects.filter(pk__in=ids, status__in=["pending", "running"]).exists():
             if proc.poll() is not None:
-                raise RuntimeError(f"worker died; see {log}")
+                raise RuntimeError(f"worker died; see {var / name}.log")
             time.sleep(0.2)
         elapsed = time.perf_counter() - t0
         worker_cpu, bench_cpu = _cpu_s([proc.pid]) - cpu0, time.process_time() - own0
+        fake_cpu = _cpu_s([server.proc.pid]) - fake0
+        stats = server.stats()
         stop.set()
         for t in [*threads, running]:
             t.join()
@@ -294,14 +391,111 @@ def grade_step(
             "rss_at_peak_in_flight": sample.rss_at_peak,
             "fallback": fallback,
             "worker_cpu": worker_cpu,
+            "fake_cpu": fake_cpu,
             "bench_cpu": bench_cpu,
+            "fake_calls": stats["calls"] - calls0,
+            "fake_peak": stats["peak_in_flight"],
         }
     finally:
-        os.killpg(proc.pid, 15)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
+        stop_worker(proc)
+
+
+def kill_and_recover(
+    *,
+    worker_args: list[str],
+    extra_env: dict[str, str],
+    group_ids: list[int],
+    config: Any,
+    var: Path,
+    db_name: str,
+    floor_s: float,
+) -> dict[str, Any]:
+    """SIGKILL the worker mid-step, start a fresh one, reap as celery beat would, and count
+    each group's runs in the database after recovery."""
+    from django.conf import settings
+    from django.db.models import Count
+
+    from grading.models import CandidateGrade, GraderRun, Group
+    from grading.services.grader_runs import grader_runs_reap, grader_runs_request
+
+    # Heartbeats every 2 s and stale after 20 s, so that recovery is quick to watch (the
+    # defaults are 30 s and 300 s); the bench's reaper reads the same setting. (At 1 s / 5 s a
+    # loaded machine delayed live runs' heartbeats past 5 s: reaped and graded again, still once.)
+    env = {**extra_env, "GAGAR_GRADER_HEARTBEAT_S": "2", "GAGAR_GRADER_STALE_AFTER_S": "20"}
+    settings.GAGAR_GRADER_STALE_AFTER_S = 20.0
+    first = start_worker("kill-1", worker_args, env, var)
+    second = None
+    stop, sample = threading.Event(), Sample()
+    pids = [first.pid]
+    watch = threading.Thread(target=_sampler, args=(stop, db_name, pids, sample))
+    watch.start()
+    try:
+        runs = grader_runs_request(groups=Group.objects.filter(pk__in=group_ids), config=config)
+        ids = [r.pk for r in runs]
+        active = GraderRun.objects.filter(pk__in=ids, status="running")
+        deadline = time.monotonic() + 300
+        while active.count() < len(ids):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the runs never were all in flight")
+            time.sleep(0.2)
+        sample.running = len(ids)
+        time.sleep(floor_s / 2)  # about half-way through every run's calls
+        in_flight = active.count()
+        events = sum(
+            GraderRun.objects.filter(pk__in=ids)
+            .annotate(n=Count("events"))
+            .values_list("n", flat=True)
+        )
+        stop_worker(first, signal.SIGKILL)
+        killed = time.perf_counter()
+        second = start_worker("kill-2", worker_args, env, var)
+        pids[:] = [second.pid]
+        reaped = 0
+        while GraderRun.objects.filter(pk__in=ids, status__in=["pending", "running"]).exists():
+            if second.poll() is not None:
+                raise RuntimeError(f"the second worker died; see {var}/kill-2.log")
+            if time.perf_counter() - killed > 900:
+                raise RuntimeError("the killed step did not recover within 900 s")
+            reaped += len(grader_runs_reap())
+            time.sleep(1.0)
+        recovered = time.perf_counter() - killed
+    finally:
+        stop.set()
+        watch.join()
+        for proc in (first, second):
+            if proc is not None:
+                stop_worker(proc)
+    per_group = dict(
+        GraderRun.objects.filter(config=config, group_id__in=group_ids)
+        .values_list("group_id")
+        .annotate(n=Count("id"))
+    )
+    done = GraderRun.objects.filter(pk__in=ids)
+    grades = dict(done.values_list("pk").annotate(n=Count("grades")))
+    return {
+        "groups": len(group_ids),
+        "in_flight_at_kill": in_flight,
+        "events_at_kill": events,
+        "recovered_s": recovered,
+        "reaped": reaped,
+        "runs_per_group": sorted(set(per_group.get(g, 0) for g in group_ids)),
+        "groups_without_run": sum(1 for g in group_ids if per_group.get(g, 0) == 0),
+        "groups_with_two_or_more": sum(1 for g in group_ids if per_group.get(g, 0) > 1),
+        "succeeded": done.filter(status="succeeded").count(),
+        "deliveries": sorted(set(done.values_list("deliveries", flat=True))),
+        "redelivered": done.filter(deliveries__gt=1).count(),
+        "grades_per_run": sorted(set(grades.values())),
+        "duplicate_grades": CandidateGrade.objects.filter(run_id__in=ids)
+        .values("run_id", "attempt_id")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+        .count(),
+        "connections": sample.connections,
+        "rss_peak": sample.rss_mb,
+        "failures": list(done.exclude(status="succeeded").values_list("failure_reason", flat=True))[
+            :3
+        ],
+    }
 
 
 def deadline_probe(config: Any) -> Any:
@@ -321,6 +515,17 @@ def deadline_probe(config: Any) -> Any:
     return probe
 
 
+def reference_tree(ref: str, dest: Path) -> Path:
+    """REF's files (`git archive`), to run its worker and its fake server."""
+    dest.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", ref],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+    return dest
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--groups", type=int, default=128, help="groups in the design's step")
@@ -329,12 +534,20 @@ def main() -> int:
     ap.add_argument("--baseline-concurrency", type=int, default=8)
     ap.add_argument("--baseline-groups", type=int, default=16)
     ap.add_argument("--pool", type=int, default=16, help="GAGAR_DB_POOL_MAX of the design")
+    ap.add_argument("--kill-groups", type=int, default=32, help="groups of the killed step")
+    ap.add_argument(
+        "--before-ref", default="", help="also grade the design's step with this commit's code"
+    )
+    ap.add_argument("--serve", nargs=2, metavar=("VERDICT", "URL_FILE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.serve:
+        return serve(args.serve[0], args.serve[1], latency=args.latency, per_turn=args.per_turn)
     shm = Path("/dev/shm")
     tmp = Path(tempfile.mkdtemp(prefix="bench-throughput-", dir=shm if shm.is_dir() else None))
     os.environ["TMPDIR"] = str(tmp)  # workspaces on tmpfs, as docs/deployment.md recommends
     db_url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB)
     broker = os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS)
+    servers: list[FakeServer] = []
     try:
         import redis
 
@@ -343,16 +556,25 @@ def main() -> int:
         from django.db import connection
 
         from grading.models import GraderConfig
-        from tests.grader.fakes.llm_server import FakeLLMServer
 
         db_name = db_url.rsplit("/", 1)[1]
+        var = tmp / "var"
         base_ids = import_step(args.baseline_groups, step=0)
         design_ids = import_step(args.groups, step=1)
-        handler = Handler(expected_verdict(base_ids[0], seed=0), args.latency, args.per_turn)
-        server = FakeLLMServer(handler=handler, concurrent=True).start()
-        # Enough handler threads for every call in flight (ThreadingHTTPServer: one per call).
-        configs = {
-            side: GraderConfig.objects.create(
+        before_ids = import_step(args.groups, step=2) if args.before_ref else []
+        kill_ids = import_step(args.kill_groups, step=3) if args.kill_groups else []
+        verdict = expected_verdict(base_ids[0], seed=0)
+        before_tree = reference_tree(args.before_ref, tmp / "before") if args.before_ref else ROOT
+        sides = ["baseline", "design", *(["before"] if args.before_ref else [])]
+        if args.kill_groups:
+            sides.append("kill")
+        configs = {}
+        for side in sides:
+            server = start_server(
+                before_tree if side == "before" else ROOT, verdict, args, var, side
+            )
+            servers.append(server)
+            configs[side] = GraderConfig.objects.create(
                 name=f"bench-{side}",
                 backend="openai",
                 model="fake-model",
@@ -361,10 +583,10 @@ def main() -> int:
                 # The fake's token counts are real (tiktoken); a paper-scale budget.
                 budget={"max_input_tokens": 5_000_000, "max_output_tokens": 500_000},
             )
-            for side in ("baseline", "design")
-        }
+        server_of = dict(zip(sides, servers, strict=True))
         connection.close()
-        var = tmp / "var"
+        design_args = ["-P", "threads", "-c", str(args.groups)]
+        design_env = {"GAGAR_DB_POOL_MAX": str(args.pool)}
         results = {
             "baseline": grade_step(
                 name="baseline",
@@ -374,30 +596,60 @@ def main() -> int:
                 config=configs["baseline"],
                 var=var,
                 db_name=db_name,
-            ),
-            "design": grade_step(
-                name="design",
-                worker_args=["-P", "threads", "-c", str(args.groups)],
-                extra_env={"GAGAR_DB_POOL_MAX": str(args.pool)},
-                group_ids=design_ids,
-                config=configs["design"],
-                var=var,
-                db_name=db_name,
-                during=deadline_probe(configs["design"]),
+                server=server_of["baseline"],
             ),
         }
-        server.stop()
-        handler_peak[0] = handler.peak_in_flight
-        report(results, args)
+        if args.before_ref:
+            # Just before the design's step, so that both see about the same machine load.
+            results["before"] = grade_step(
+                name="before",
+                worker_args=design_args,
+                extra_env=design_env,
+                group_ids=before_ids,
+                config=configs["before"],
+                var=var,
+                db_name=db_name,
+                server=server_of["before"],
+                tree=before_tree,
+            )
+        results["design"] = grade_step(
+            name="design",
+            worker_args=design_args,
+            extra_env=design_env,
+            group_ids=design_ids,
+            config=configs["design"],
+            var=var,
+            db_name=db_name,
+            server=server_of["design"],
+            during=deadline_probe(configs["design"]),
+        )
+        killed = None
+        if args.kill_groups:
+            floor = results["design"]["calls_per_run"] * args.latency
+            killed = kill_and_recover(
+                worker_args=["-P", "threads", "-c", str(args.kill_groups)],
+                extra_env=design_env,
+                group_ids=kill_ids,
+                config=configs["kill"],
+                var=var,
+                db_name=db_name,
+                floor_s=floor,
+            )
+        report(results, killed, args)
     finally:
+        for server in servers:
+            server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
-def report(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> None:
+def report(
+    results: dict[str, dict[str, Any]], killed: dict[str, Any] | None, args: argparse.Namespace
+) -> None:
     print(
         f"step of {args.groups} groups (baseline: {args.baseline_groups}) of the sample "
-        f"repository; model latency {args.latency:.1f} s per call; {os.cpu_count()} CPUs"
+        f"repository; model latency {args.latency:.1f} s per call; {os.cpu_count()} CPUs; "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
     head = (
         f"{'':<10}{'runs':>6}{'ok':>5}{'calls/run':>10}{'floor s':>9}{'wall s':>8}"
@@ -409,8 +661,9 @@ def report(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> None
         floor = r["calls_per_run"] * args.latency
         per_run_mb = (r["rss_at_peak_in_flight"] or r["rss_peak"]) / max(r["in_flight"], 1)
         per_min[side] = r["runs"] / r["elapsed"] * 60
+        label = f"before ({args.before_ref})" if side == "before" else side
         print(
-            f"{side:<10}{r['runs']:>6}{r['succeeded']:>5}{r['calls_per_run']:>10.1f}"
+            f"{label:<10}{r['runs']:>6}{r['succeeded']:>5}{r['calls_per_run']:>10.1f}"
             f"{floor:>9.1f}{r['elapsed']:>8.1f}{r['elapsed'] / floor:>9.2f}{r['in_flight']:>10}"
             f"{per_run_mb:>8.1f}{r['connections']:>9}{per_min[side]:>9.1f}"
         )
@@ -419,18 +672,46 @@ def report(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> None
         dup = r["deliveries"] - r["runs"]
         print(f"  deliveries beyond one per run: {dup}; grades written: {r['grades']}")
         print(
-            f"  CPU per run: worker {r['worker_cpu'] / r['runs']:.2f} s, fake model server and "
-            f"bench {r['bench_cpu'] / r['runs']:.2f} s (idle worker {r['rss_idle']:.0f} MB)"
+            f"  CPU per run: worker {r['worker_cpu'] / r['runs']:.2f} s, fake model server "
+            f"{r['fake_cpu'] / r['runs']:.2f} s, bench {r['bench_cpu'] / r['runs']:.2f} s; "
+            f"idle worker {r['rss_idle']:.0f} MB; fake: {r['fake_calls']} calls, "
+            f"{r['fake_peak']} in flight at its peak"
         )
-    print(f"fake model: {handler_peak[0]} calls in flight at the peak")
     ratio = per_min["design"] / per_min["baseline"]
     print(f"throughput, design vs baseline (same run): {ratio:.1f}×")
+    if "before" in results:
+        b, d = results["before"], results["design"]
+        floor_b, floor_d = b["calls_per_run"] * args.latency, d["calls_per_run"] * args.latency
+        print(
+            f"design, before ({args.before_ref}) → after, same run: "
+            f"{b['elapsed'] / floor_b:.2f}× → {d['elapsed'] / floor_d:.2f}× the floor; CPU per "
+            f"run {(b['worker_cpu'] + b['fake_cpu']) / b['runs']:.2f} → "
+            f"{(d['worker_cpu'] + d['fake_cpu']) / d['runs']:.2f} s (worker + fake server)"
+        )
     fb = results["design"]["fallback"]
     if fb:
         print(
             f"deadline fallback under load: deadline=1 s answered in {fb['seconds']:.2f} s, "
             f"groups {json.dumps(fb['counts'])}"
         )
+    if killed:
+        k = killed
+        print(
+            f"worker killed mid-step (SIGKILL, {k['groups']} groups, {k['in_flight_at_kill']} "
+            f"runs in flight, {k['events_at_kill']} transcript events (model and tool calls) "
+            f"written): recovered in {k['recovered_s']:.1f} s "
+            f"({k['reaped']} runs reaped)"
+        )
+        lost, dup = k["groups_without_run"], k["groups_with_two_or_more"]
+        print(
+            f"  after recovery: runs per group {k['runs_per_group']} (lost: {lost}, duplicated: "
+            f"{dup}); succeeded {k['succeeded']}/{k['groups']}; deliveries per run "
+            f"{k['deliveries']} ({k['redelivered']} redelivered); grades per run "
+            f"{k['grades_per_run']}, duplicate grades {k['duplicate_grades']}; "
+            f"db conns ≤ {k['connections']}"
+        )
+        if k["failures"]:
+            print(f"  failures: {k['failures']}")
     print("targets: ≥ 128 in flight, ≤ 1.5× floor, ≤ 60 MB per in-flight run, ≤ 20 db conns")
 
 

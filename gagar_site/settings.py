@@ -73,6 +73,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Refuses logins for a username+address with too many recent failures (needs resolver_match).
     "gagar_site.login_throttle.LoginThrottleMiddleware",
+    # Innermost: control, bidi and zero-width characters in any HTML page's text shown as marks.
+    "gagar_site.inert_text.InertTextMiddleware",
 ]
 
 ROOT_URLCONF = "gagar_site.urls"

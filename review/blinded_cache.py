@@ -17,24 +17,28 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.core.cache import cache
 
+from grading.diffs import FileComparison, compare_patches, post_versions
 from grading.domain.hostile_text import strip_ansi, visible
 from grading.domain.redaction import Redactor, build_redactor
 from grading.domain.repos import is_git_repository, local_repo_path
 from grading.models import Patch, Task, Trajectory
 from grading.selectors.rollouts import group_identity_names, trajectory_events
 from review.diffs import (
+    RENDERER_VERSION,
     RenderedFile,
+    RenderedPair,
     RenderOptions,
     cache_key,
     file_id_for,
     hunk_signatures,
     parse_patch,
     render_file,
+    render_post_pair,
     shared_changes,
 )
 from review.models import Assignment
@@ -176,6 +180,68 @@ def rendered_file_page(
             cache.set(key, rendered, CACHE_SECONDS)
             return rendered
     return None
+
+
+@dataclass(frozen=True)
+class ComparedFile:
+    """One file of compare mode: how two candidates' post-patch versions of it differ."""
+
+    path: str
+    # both: each changes it, differently; same: the same change; only_a / only_b: one of them
+    kind: Literal["both", "same", "only_a", "only_b"]
+    summary: str
+    pair: RenderedPair | None = None  # the diff between the two post-patch versions
+    added: int = 0  # for only_a / only_b: that candidate's own change
+    removed: int = 0
+
+
+def _compared(fc: FileComparison, base: dict[str, str]) -> ComparedFile:
+    if fc.a is None or fc.b is None:
+        own = fc.a or fc.b
+        assert own is not None
+        kind: Literal["only_a", "only_b"] = "only_a" if fc.a is not None else "only_b"
+        return ComparedFile(fc.path, kind, "", None, own.lines_added, own.lines_removed)
+    if fc.identical:
+        return ComparedFile(fc.path, "same", "Both candidates make the same change here.")
+    pair = post_versions(fc, base)
+    if pair is None:
+        return ComparedFile(fc.path, "both", "Binary file, changed differently.")
+    return ComparedFile(
+        fc.path,
+        "both",
+        f"{fc.count('shared')} changed lines shared, {fc.count('only_a')} only on the left, "
+        f"{fc.count('only_b')} only on the right.",
+        render_post_pair(pair, options=OPTIONS),
+    )
+
+
+def compared_files(
+    *, a: Patch | None, b: Patch | None, redactor: Redactor, task: Task
+) -> list[ComparedFile]:
+    """Compare mode's files for candidates a and b (left, right): per file both changed, the
+    diff between their post-patch versions, built by the shared compare (`grading.diffs`) on
+    the redacted text and base files the reviewer is shown; cached by content."""
+    shas = [p.sha256 if p is not None else "none" for p in (a, b)]
+    key = "gagar-compare:" + _digest(RENDERER_VERSION, *shas, redactor.digest, _base_digest(task))
+    hit = cache.get(key)
+    if hit is not None:
+        return list(hit)
+    parsed = [parse_patch(redactor(p.text)) if p is not None else parse_patch("") for p in (a, b)]
+    comparisons = compare_patches(*parsed)
+    wanted = {
+        f.old_path or ""
+        for fc in comparisons
+        if fc.a is not None and fc.b is not None and not fc.identical
+        for f in (fc.a, fc.b)
+    }
+    base = {p: redactor(t) for p, t in base_files(task=task, paths=wanted).items()}
+    out = [_compared(fc, base) for fc in comparisons]
+    cache.set(key, out, CACHE_SECONDS)
+    return out
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256(":".join(parts).encode()).hexdigest()
 
 
 @dataclass(frozen=True)

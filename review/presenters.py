@@ -31,8 +31,17 @@ from review.blinded_cache import (
 )
 from review.diffs import RenderedFile, file_id_for
 from review.markdown import markdown_html
-from review.models import Assignment, Campaign, Candidate, Disagreement, FixRequest, Label
+from review.models import (
+    Assignment,
+    Campaign,
+    Candidate,
+    ClaimMark,
+    Disagreement,
+    FixRequest,
+    Label,
+)
 from review.models.reviewing import CRITERIA
+from review.selectors.claims import candidate_claims
 from review.selectors.reviewing import open_slots
 from review.services.reveal import revealed_run
 from review.templatetags.review_tags import TIER_SHORT
@@ -242,6 +251,7 @@ def reveal_for(
         d.candidate_id: d
         for d in Disagreement.objects.filter(candidate__in=candidates, grader_run=run)
     }
+    claims = claims_by_candidate(run=run, candidates=candidates, redactor=redactor)
     out: dict[str, dict[str, Any]] = {}
     for c in candidates:
         grade = grades.get(c.attempt_id)
@@ -263,7 +273,38 @@ def reveal_for(
             "disagrees": human != grade.tier,
             # The reviewer's own flag, shown in place of the form (one flag per verdict).
             "flag": flags.get(c.pk),
+            # The grader's claims about this candidate's code, to mark (review/_claims.html).
+            "claims": claims.get(c.token, []),
+            "claim_marks": ClaimMark.Mark.choices,
         }
+    return out
+
+
+def claims_by_candidate(
+    *, run: GraderRun, candidates: list[Candidate], redactor: Redactor
+) -> dict[str, list[dict[str, Any]]]:
+    """The grader's `code` claims per judged candidate's token, redacted like the diffs (so a
+    cited path matches the path the diff shows), candidates named by the reviewer's aliases."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for cc in candidate_claims(run=run, candidates=candidates):
+        claim = cc.claim
+        out.setdefault(cc.about.token, []).append(
+            {
+                "handle": cc.handle,
+                "criterion": claim.criterion,
+                "criterion_name": cc.criterion_name,
+                "score": claim.score,
+                "category": redactor(claim.category),
+                "text": redactor(claim.text),
+                "path": redactor(claim.path),
+                "line_start": claim.line_start,
+                "line_end": claim.line_end,
+                "side": cc.side,
+                "target_token": cc.target.token if cc.target is not None else "",
+                "target_alias": cc.target.alias if cc.target is not None else "",
+                "mark": cc.mark,
+            }
+        )
     return out
 
 

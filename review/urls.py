@@ -16,6 +16,7 @@ urlpatterns = [
     path("a/<int:assignment_id>/c/<str:token>/fix", actions.fix_create, name="fix"),
     path("a/<int:assignment_id>/c/<str:token>/disagree", actions.disagree, name="disagree"),
     path("a/<int:assignment_id>/c/<str:token>/viewed", actions.viewed, name="viewed"),
+    path("a/<int:assignment_id>/c/<str:token>/claim", actions.claim_mark, name="claim"),
     path("a/<int:assignment_id>/c/<str:token>/trajectory", pages.trajectory, name="trajectory"),
     path("a/<int:assignment_id>/c/<str:token>/file", pages.file_page, name="file"),
     path("staff/", staff.campaign_list, name="staff-list"),

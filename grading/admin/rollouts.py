@@ -10,6 +10,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from grading.domain.hostile_text import strip_ansi
 from grading.models import (
     Attempt,
     Group,
@@ -273,7 +274,10 @@ class AttemptAdmin(admin.ModelAdmin[Attempt]):
 
     @admin.display(description="test output")
     def test_output_text(self, obj: Attempt) -> str:
-        return _pre(obj.test_output()[:PREVIEW_BYTES].decode("utf-8", errors="replace"))
+        # Colour and cursor sequences stripped; other control characters are shown as marks
+        # on every page (gagar_site/inert_text.py).
+        text = obj.test_output()[:PREVIEW_BYTES].decode("utf-8", errors="replace")
+        return _pre(strip_ansi(text))
 
     @admin.display(description=f"trajectory (first {PREVIEW_EVENTS} events)")
     def trajectory_preview(self, obj: Attempt) -> str:

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from grading.api.problems import INVALID_BUNDLE, problem_response
 from grading.api.schemas import BundleGroupSerializer, ProblemItemSerializer, problem_responses
 from grading.domain import safe_json
+from grading.selectors.training import group_key
 from grading.services.imports import ImportFailedError, ImportReport, groups_import
 from grading.services.sources import bundle_records
 
@@ -117,22 +118,26 @@ def empty_body_problem() -> Response:
     )
 
 
+class ImportedGroupSerializer(serializers.Serializer):
+    group_id = serializers.CharField(
+        help_text="The group's external id (the bundle's group_id, or `<run>/<step>/<task>`)."
+    )
+    group_db_id = serializers.IntegerField(help_text="The group's database id (extra).")
+    run = serializers.CharField()
+    step = serializers.IntegerField()
+    task = serializers.CharField()
+    outcome = serializers.ChoiceField(choices=["created", "unchanged", "replaced"])
+
+
+class BundleImportOutputSerializer(serializers.Serializer):
+    summary = serializers.CharField()
+    groups = ImportedGroupSerializer(many=True)
+    problems = ProblemItemSerializer(many=True)
+
+
 class BundleImportApi(APIView):
     parser_classes = BUNDLE_PARSERS
     required_scopes = ("submit",)
-
-    class GroupSerializer(serializers.Serializer):
-        id = serializers.IntegerField(source="group_id")
-        group_id = serializers.CharField(source="external_id", allow_null=True)
-        run = serializers.CharField()
-        step = serializers.IntegerField()
-        task = serializers.CharField()
-        outcome = serializers.ChoiceField(choices=["created", "unchanged", "replaced"])
-
-    class BundleImportOutputSerializer(serializers.Serializer):
-        summary = serializers.CharField()
-        groups = serializers.ListField(child=serializers.DictField())
-        problems = ProblemItemSerializer(many=True)
 
     @extend_schema(
         operation_id="bundles_import",
@@ -169,6 +174,22 @@ class BundleImportApi(APIView):
     def _output(self, report: ImportReport) -> dict[str, Any]:
         return {
             "summary": report.summary(),
-            "groups": [dict(self.GroupSerializer(r).data) for r in report.results],
+            "groups": [
+                dict(
+                    ImportedGroupSerializer(
+                        {
+                            "group_id": group_key(
+                                external_id=r.external_id, run=r.run, step=r.step, task_id=r.task
+                            ),
+                            "group_db_id": r.group_id,
+                            "run": r.run,
+                            "step": r.step,
+                            "task": r.task,
+                            "outcome": r.outcome,
+                        }
+                    ).data
+                )
+                for r in report.results
+            ],
             "problems": [dict(ProblemItemSerializer(p).data) for p in report.problems],
         }

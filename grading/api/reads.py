@@ -1,12 +1,13 @@
 """Read endpoints for pipelines and dashboards: runs and steps (paginated), a group's grader
-runs and verdicts. Token scope `read`; a reviewer never reaches them (see permissions.py)."""
+runs and verdicts (`gagar.v2` rows, grading/selectors/api.py). Token scope `read`; a reviewer
+never reaches them (see permissions.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
@@ -15,14 +16,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from grading.api.schemas import problem_responses as errors
+from grading.domain.advantage_columns import SCHEMA_VERSION
 from grading.models import GraderRun, Group, Run, Step
 from grading.selectors.api import (
+    attempt_external_ids,
+    grader_run_row,
     grader_runs_for_api,
+    group_for_api,
+    group_head,
     runs_for_api,
     steps_for_api,
+    verdict_row,
     verdicts_for_api,
 )
-from grading.selectors.gate import grader_fit_artefact
 
 
 class Pages(PageNumberPagination):
@@ -87,14 +93,19 @@ class StepsListApi(generics.ListAPIView[Step]):
 
 
 class GraderRunSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    group_id = serializers.IntegerField()
-    config = serializers.CharField(source="config.name")
-    backend = serializers.CharField(source="config.backend")
-    model = serializers.CharField(source="config.model")
-    prompt_version = serializers.CharField(source="config.prompt_version")
-    temperature = serializers.FloatField(source="config.temperature")
-    seed = serializers.IntegerField(source="config.seed", allow_null=True)
+    grader_run_id = serializers.CharField(
+        help_text="The grader run (its database id as a string; verdict_id in advantage rows)."
+    )
+    group_id = serializers.CharField(help_text="The group's external id (the join key).")
+    group_db_id = serializers.IntegerField(help_text="The group's database id (extra).")
+    config = serializers.CharField()
+    backend = serializers.CharField()
+    model = serializers.CharField(allow_blank=True)
+    prompt_version = serializers.CharField(
+        allow_blank=True, help_text="The prompt the run used (not started: its configuration's)."
+    )
+    temperature = serializers.FloatField()
+    seed = serializers.IntegerField(allow_null=True)
     replica = serializers.IntegerField()
     status = serializers.ChoiceField(choices=GraderRun.Status.choices)
     deliveries = serializers.IntegerField()
@@ -102,7 +113,7 @@ class GraderRunSerializer(serializers.Serializer):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     failure_reason = serializers.CharField(allow_blank=True)
-    problems = serializers.ListField(child=serializers.JSONField())
+    problems = serializers.ListField(child=serializers.CharField())
     latency_s = serializers.FloatField(allow_null=True)
     input_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()
@@ -114,42 +125,70 @@ class GraderRunSerializer(serializers.Serializer):
     )
 
 
+class GradeScoreSerializer(serializers.Serializer):
+    score = serializers.IntegerField(help_text="1–5.")
+    rationale = serializers.CharField(allow_blank=True, required=False)
+    evidence = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Ids of the verdict's evidence."
+    )
+
+
+class SevereIssueSerializer(serializers.Serializer):
+    category = serializers.CharField()
+    description = serializers.CharField(allow_blank=True, required=False)
+    evidence = serializers.ListField(child=serializers.CharField(), required=False)
+
+
 class GradeSerializer(serializers.Serializer):
-    attempt_id = serializers.IntegerField()
-    attempt_external_id = serializers.CharField(source="attempt.external_id")
-    attempt_index = serializers.IntegerField(source="attempt.index")
-    tier = serializers.IntegerField()
-    rank_in_tier = serializers.IntegerField()
+    attempt_id = serializers.CharField(
+        help_text="The bundle's attempt id, unique within its group: (group_id, attempt_id) "
+        "is the key."
+    )
+    attempt_db_id = serializers.IntegerField(help_text="The attempt's database id (extra).")
+    attempt_index = serializers.IntegerField()
+    tier = serializers.IntegerField(
+        allow_null=True, min_value=1, max_value=3, help_text="The grader's tier 1–3."
+    )
+    exploit_suspected = serializers.BooleanField(help_text="The grader suspects an exploit.")
+    exploit = serializers.BooleanField(
+        help_text="A confirmed exploit / test tampering (the attempt's status)."
+    )
+    rank_in_tier = serializers.IntegerField(allow_null=True)
     weighted_score = serializers.FloatField()
-    scores = serializers.DictField()
-    severe_issues = serializers.ListField(child=serializers.JSONField())
-    exploit_suspected = serializers.BooleanField()
+    scores = serializers.DictField(child=GradeScoreSerializer(), help_text="Per rubric criterion.")
+    severe_issues = SevereIssueSerializer(many=True)
     summary = serializers.CharField(allow_blank=True)
 
 
 class VerdictSerializer(serializers.Serializer):
-    grader_run_id = serializers.IntegerField(source="id")
-    config = serializers.CharField(source="config.name")
-    model = serializers.CharField(source="config.model")
-    prompt_version = serializers.CharField(source="config.prompt_version")
+    grader_run_id = serializers.CharField()
+    group_id = serializers.CharField(help_text="The group's external id (the join key).")
+    group_db_id = serializers.IntegerField()
+    config = serializers.CharField()
+    model = serializers.CharField(allow_blank=True)
+    prompt_version = serializers.CharField(allow_blank=True)
     replica = serializers.IntegerField()
     finished_at = serializers.DateTimeField(allow_null=True)
     grades = GradeSerializer(many=True, help_text="Valid passing attempts, best first.")
     verdict = serializers.JSONField(
-        help_text="The validated gagar.verdict.v1 document, candidates by attempt database id."
+        allow_null=True,
+        help_text="The validated gagar.verdict.v1 document; its candidates (keys, ordering, "
+        "ties, evidence) are named by the bundle's attempt ids.",
     )
     fit_version = serializers.CharField(allow_blank=True)
-    analysis_fit = serializers.SerializerMethodField(
-        help_text="The fitted artefact (gagar.analysis-fit.v1) that made the verdict, or null."
+    analysis_fit = serializers.JSONField(
+        allow_null=True,
+        help_text="The fitted artefact (gagar.analysis-fit.v1) that made the verdict, or null.",
     )
-
-    @extend_schema_field({"type": "object", "nullable": True})
-    def get_analysis_fit(self, run: GraderRun) -> dict[str, Any] | None:
-        return grader_fit_artefact(config=run.config, version=run.fit_version)
 
 
 class GroupListSerializer(serializers.Serializer):
-    group_id = serializers.IntegerField()
+    schema = serializers.CharField(help_text=SCHEMA_VERSION)
+    run = serializers.CharField()
+    step = serializers.IntegerField()
+    task_id = serializers.CharField()
+    group_id = serializers.CharField(help_text="The group's external id (the join key).")
+    group_db_id = serializers.IntegerField(help_text="The group's database id (in the path).")
     count = serializers.IntegerField()
 
 
@@ -164,9 +203,15 @@ class VerdictsOutput(GroupListSerializer):
 _CONFIG = OpenApiParameter("config", str, description="only this grader configuration")
 
 
-def _group_or_404(group_id: int) -> None:
-    if not Group.objects.filter(pk=group_id).exists():
-        raise NotFound(f"no group {group_id}")
+def _group_or_404(group_db_id: int) -> Group:
+    try:
+        return group_for_api(group_db_id=group_db_id)
+    except Group.DoesNotExist as exc:
+        raise NotFound(f"no group {group_db_id}") from exc
+
+
+def _listing(head: dict[str, Any], results: Any) -> dict[str, Any]:
+    return {"schema": SCHEMA_VERSION, **head, "count": len(results), "results": results}
 
 
 class GroupGraderRunsApi(APIView):
@@ -178,13 +223,13 @@ class GroupGraderRunsApi(APIView):
         parameters=[_CONFIG],
         responses={200: GraderRunsOutput, **errors(404)},
     )
-    def get(self, request: Request, group_id: int) -> Response:
-        _group_or_404(group_id)
-        runs = list(
-            grader_runs_for_api(group_id=group_id, config_name=request.query_params.get("config"))
+    def get(self, request: Request, group_db_id: int) -> Response:
+        head = group_head(group=_group_or_404(group_db_id))
+        runs = grader_runs_for_api(
+            group_id=group_db_id, config_name=request.query_params.get("config")
         )
-        data = GraderRunSerializer(runs, many=True).data
-        return Response({"group_id": group_id, "count": len(runs), "results": data})
+        rows = [grader_run_row(r, head) for r in runs]
+        return Response(_listing(head, GraderRunSerializer(rows, many=True).data))
 
 
 class GroupVerdictsApi(APIView):
@@ -196,10 +241,11 @@ class GroupVerdictsApi(APIView):
         parameters=[_CONFIG],
         responses={200: VerdictsOutput, **errors(404)},
     )
-    def get(self, request: Request, group_id: int) -> Response:
-        _group_or_404(group_id)
-        runs = list(
-            verdicts_for_api(group_id=group_id, config_name=request.query_params.get("config"))
+    def get(self, request: Request, group_db_id: int) -> Response:
+        head = group_head(group=_group_or_404(group_db_id))
+        runs = verdicts_for_api(
+            group_id=group_db_id, config_name=request.query_params.get("config")
         )
-        data = VerdictSerializer(runs, many=True).data
-        return Response({"group_id": group_id, "count": len(runs), "results": data})
+        ids = attempt_external_ids(group_id=group_db_id)
+        rows = [verdict_row(r, head, ids) for r in runs]
+        return Response(_listing(head, VerdictSerializer(rows, many=True).data))

@@ -145,7 +145,10 @@ class AdvantagesOutputSerializer(serializers.Serializer):
     schema = serializers.CharField(help_text=SCHEMA_VERSION)
     run = serializers.CharField(required=False)
     step = serializers.IntegerField(required=False)
-    group_id = serializers.IntegerField(required=False)
+    group_id = serializers.CharField(
+        required=False, help_text="One group's advantages: its external id (the join key)."
+    )
+    group_db_id = serializers.IntegerField(required=False, help_text="…and its database id.")
     grader_config = serializers.CharField()
     grader_approval = serializers.JSONField(
         help_text="Whether grader_config is approved for training: config, approved, reason, "

@@ -25,8 +25,9 @@ from grading.api.problems import GRADER_NOT_APPROVED, IDEMPOTENCY_CONFLICT, prob
 from grading.api.schemas import AdvantagesOutputSerializer, ProblemItemSerializer
 from grading.api.schemas import problem_responses as errors
 from grading.models import GraderConfig, Group, Step
+from grading.selectors.api import group_for_api, group_head
 from grading.selectors.gate import ApprovalState, grader_approval_state, run_grader_config
-from grading.selectors.training import step_group_ids
+from grading.selectors.training import group_key, step_group_ids
 from grading.services.advantages import AdvantageParams
 from grading.services.grader_runs import grader_config_for
 from grading.services.training import (
@@ -92,13 +93,18 @@ class ApprovalSerializer(serializers.Serializer):
 
 
 class SubmittedGroupSerializer(serializers.Serializer):
-    id = serializers.IntegerField(help_text="Use it to fetch the group's advantages.")
-    group_id = serializers.CharField(allow_null=True, help_text="The bundle's group_id.")
+    group_id = serializers.CharField(
+        help_text="The group's external id: the bundle's group_id, or `<run>/<step>/<task>` "
+        "for a group sent without one. The join key of every row."
+    )
+    group_db_id = serializers.IntegerField(
+        help_text="The group's database id (extra): /api/v1/training/groups/{group_db_id}/…"
+    )
     run = serializers.CharField()
     step = serializers.IntegerField()
     task = serializers.CharField()
     outcome = serializers.ChoiceField(choices=["created", "unchanged", "replaced"])
-    grader_run_id = serializers.IntegerField(allow_null=True)
+    grader_run_id = serializers.CharField(allow_null=True)
     grading_status = serializers.CharField(allow_null=True)
     grader_config = serializers.CharField(
         allow_null=True, help_text="The configuration grading it (the run's pinned one)."
@@ -216,13 +222,15 @@ class GroupsSubmitApi(APIView):
         groups = [
             SubmittedGroupSerializer(
                 {
-                    "id": r.group_id,
-                    "group_id": r.external_id,
+                    "group_id": group_key(
+                        external_id=r.external_id, run=r.run, step=r.step, task_id=r.task
+                    ),
+                    "group_db_id": r.group_id,
                     "run": r.run,
                     "step": r.step,
                     "task": r.task,
                     "outcome": r.outcome,
-                    "grader_run_id": runs[r.group_id].pk if r.group_id in runs else None,
+                    "grader_run_id": str(runs[r.group_id].pk) if r.group_id in runs else None,
                     "grading_status": runs[r.group_id].status if r.group_id in runs else None,
                     "grader_config": _name(submission.configs.get(r.group_id)),
                     "grader_approved": _approved(states, submission.configs.get(r.group_id)),
@@ -344,7 +352,10 @@ class GroupAdvantagesApi(APIView):
         parameters=[AdvantagesQuery],
         responses={200: AdvantagesOutputSerializer, **errors(400, 404)},
     )
-    def get(self, request: Request, group_id: int) -> Response:
-        if not Group.objects.filter(pk=group_id).exists():
-            raise NotFound(f"no group {group_id}")
-        return _respond(request, [group_id], {"group_id": group_id})
+    def get(self, request: Request, group_db_id: int) -> Response:
+        try:
+            head = group_head(group=group_for_api(group_db_id=group_db_id))
+        except Group.DoesNotExist as exc:
+            raise NotFound(f"no group {group_db_id}") from exc
+        scope = {"group_id": head["group_id"], "group_db_id": group_db_id}
+        return _respond(request, [group_db_id], scope)

@@ -9,7 +9,7 @@ urlpatterns = [
     path("bundles", BundleImportApi.as_view(), name="api-bundles"),
     path("training/groups", GroupsSubmitApi.as_view(), name="api-training-submit"),
     path(
-        "training/groups/<int:group_id>/advantages",
+        "training/groups/<int:group_db_id>/advantages",
         GroupAdvantagesApi.as_view(),
         name="api-training-group-advantages",
     ),
@@ -20,7 +20,9 @@ urlpatterns = [
     ),
     path("runs", RunsListApi.as_view(), name="api-runs"),
     path("runs/<str:run>/steps", StepsListApi.as_view(), name="api-steps"),
-    path("groups/<int:group_id>/grader-runs", GroupGraderRunsApi.as_view(), name="api-grader-runs"),
-    path("groups/<int:group_id>/verdicts", GroupVerdictsApi.as_view(), name="api-verdicts"),
+    path(
+        "groups/<int:group_db_id>/grader-runs", GroupGraderRunsApi.as_view(), name="api-grader-runs"
+    ),
+    path("groups/<int:group_db_id>/verdicts", GroupVerdictsApi.as_view(), name="api-verdicts"),
     path("exports/advantages", AdvantagesExportApi.as_view(), name="api-export-advantages"),
 ]

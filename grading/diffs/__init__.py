@@ -7,7 +7,17 @@ grader and the reviewer's diff view all read diffs through here, so they agree o
 changed.
 """
 
-from grading.diffs.compare import Block, ChangedLine, FileComparison, compare_file, compare_patches
+from grading.diffs.compare import (
+    Block,
+    ChangedLine,
+    FileComparison,
+    PostLine,
+    PostPair,
+    PostSegment,
+    compare_file,
+    compare_patches,
+    post_versions,
+)
 from grading.diffs.model import (
     ChangeKind,
     FileDiff,
@@ -30,10 +40,14 @@ __all__ = [
     "Line",
     "LineKind",
     "Patch",
+    "PostLine",
+    "PostPair",
+    "PostSegment",
     "compare_file",
     "compare_patches",
     "decode_diff",
     "in_test_dir",
     "is_test_path",
     "parse_patch",
+    "post_versions",
 ]

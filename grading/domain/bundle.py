@@ -20,7 +20,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from grading.domain import safe_json
-from grading.domain.patches import PatchParseError, patch_stats
+from grading.domain.patches import PatchParseError, patch_stats, surrogate_problem
 from grading.domain.records import (
     AttemptRecord,
     GroupRecord,
@@ -237,6 +237,9 @@ class BundleReader:
                 f"the patch is {len(data)} bytes, over the limit of {self.max_patch_bytes} "
                 "(GAGAR_MAX_PATCH_BYTES)",
             )
+        problem = surrogate_problem(data)
+        if problem:
+            raise self._fail(line, field, problem)
         try:
             stats = patch_stats(data)
         except PatchParseError as exc:

@@ -8,6 +8,7 @@ differently from what its statistics say.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from grading.diffs import ChangeKind, parse_patch
@@ -46,6 +47,24 @@ class PatchStats:
     hunks: int
     has_binary: bool
     touches_tests: bool
+
+
+# A UTF-16 surrogate written as if it were a character (CESU-8 / WTF-8: ED A0..BF xx): not
+# UTF-8, and decoded with surrogatepass it becomes a string no UTF-8 file or column can hold.
+_SURROGATE_BYTES = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
+
+
+def surrogate_problem(data: bytes) -> str | None:
+    """Where a patch holds a lone surrogate's bytes, or None."""
+    found = _SURROGATE_BYTES.search(data)
+    if found is None:
+        return None
+    code = 0xD000 | ((found[0][1] & 0x3F) << 6) | (found[0][2] & 0x3F)
+    line = data.count(b"\n", 0, found.start()) + 1
+    return (
+        f"a lone surrogate (U+{code:04X}, bytes {found[0].hex(' ').upper()}) at line {line} "
+        "of the patch: not UTF-8 text and not a file's bytes git would write"
+    )
 
 
 def sha256_of(data: bytes) -> str:

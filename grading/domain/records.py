@@ -68,6 +68,8 @@ class TrajectoryRecord:
     # files, so a 200 MB trajectory never sits in memory whole.
     open_events: Callable[[], Iterator[dict[str, Any]]]
     content_hash: str
+    # The file it is read from, when one was found by name (SWE-bench trajectory folders).
+    file: Path | None = None
 
 
 @dataclass

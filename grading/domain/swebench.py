@@ -12,12 +12,14 @@ from __future__ import annotations
 import errno
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+import ijson
 
 from grading.domain import safe_json
 from grading.domain.jsonfiles import JsonReader, JsonRow
-from grading.domain.patches import PatchParseError, patch_stats
+from grading.domain.patches import PatchParseError, patch_stats, surrogate_problem
 from grading.domain.records import (
     AttemptRecord,
     GroupRecord,
@@ -111,6 +113,9 @@ def _patch(row: JsonRow, key: str) -> PatchRecord | None:
     if not isinstance(text, str):
         raise _fail(row, f".{key}", "must be a string")
     data = text.encode("utf-8", "surrogatepass")
+    problem = surrogate_problem(data)
+    if problem:
+        raise _fail(row, f".{key}", problem)
     try:
         stats = patch_stats(data)
     except PatchParseError as exc:
@@ -155,6 +160,8 @@ def read_tasks(path: Path, reader: JsonReader | None = None) -> dict[str, TaskRe
             gold_patch=_patch(row, "patch"),
             metadata={k: row.value[k] for k in _TASK_META if k in row.value},
         )
+    if not tasks:
+        raise _fail(str(path), "", "no task records (the file is empty, blank or an empty list)")
     return tasks
 
 
@@ -169,13 +176,28 @@ def _is_file(path: Path) -> bool:
         raise
 
 
-def _trajectory_for(folder: Path | None, instance_id: str, row: JsonRow) -> TrajectoryRecord | None:
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        raise
+
+
+def _plain_relative(name: str) -> bool:
+    """Whether a name can be a path inside a folder: `..` or an absolute name (which replaces
+    the folder) would read files outside it, and `a/.` or `a//b` would alias another's."""
+    relative = Path(name)
+    return not relative.is_absolute() and ".." not in relative.parts and str(relative) == name
+
+
+def _trajectory_for(
+    folder: Path | None, instance_id: str, row: JsonRow, label: str
+) -> TrajectoryRecord | None:
     if folder is None:
         return None
-    # The id becomes part of a path: `..` or an absolute id (which replaces the folder) would
-    # read files outside it, and `a/.` or `a//b` would alias another instance's folder.
-    relative = Path(instance_id)
-    if relative.is_absolute() or ".." in relative.parts or str(relative) != instance_id:
+    if not _plain_relative(instance_id):
         raise _fail(
             row,
             ".instance_id",
@@ -183,10 +205,17 @@ def _trajectory_for(folder: Path | None, instance_id: str, row: JsonRow) -> Traj
             "it is not a plain relative path",
         )
     source = row.source
+    # A folder of several systems' trajectories keeps each system's in a subfolder named
+    # after it (`trajectories/swe-agent/cost_2_1/<id>.traj` for the system of that label).
+    folders = [folder / label] if _plain_relative(label) and _is_dir(folder / label) else []
     candidates = [
-        folder / f"{instance_id}.traj",
-        folder / f"{instance_id}.json",
-        *sorted((folder / instance_id).glob("*.json")),
+        path
+        for where in [*folders, folder]
+        for path in (
+            where / f"{instance_id}.traj",
+            where / f"{instance_id}.json",
+            *sorted((where / instance_id).glob("*.json")),
+        )
     ]
     path = next((p for p in candidates if _is_file(p)), None)
     if path is None:
@@ -207,6 +236,7 @@ def _trajectory_for(folder: Path | None, instance_id: str, row: JsonRow) -> Traj
         format=fmt_name,
         open_events=lambda: stream_file_events(path, fmt_name, source, None, "trajectory"),
         content_hash=file_sha256(path),
+        file=path,
     )
 
 
@@ -235,6 +265,7 @@ def read_groups(
             yield from _system_attempts(system, tasks, per_instance, labels_seen, reader)
         except ImportProblemError as exc:
             yield exc.problem
+    yield from trajectories_attach_once(per_instance)
     for instance_id, attempts in per_instance.items():
         if attempts:
             yield GroupRecord(
@@ -249,6 +280,84 @@ def read_groups(
                 metadata={"import": "swebench"},
             )
     yield from reader.notes
+
+
+def trajectories_attach_once(
+    per_instance: dict[str, list[AttemptRecord]],
+) -> Iterator[ImportNote]:
+    """One trajectory file goes to one attempt: its own system's. Systems sharing a folder
+    each find the instance's file by its name; the file belongs to the system its folder is
+    named after, else to the one it names itself (Moatless's `info.evaluation_name`), else to
+    the one whose patch it submitted (`info.submission`). A file none of these rules gives to
+    exactly one attempt is attached to none, with a note."""
+    for instance_id, attempts in per_instance.items():
+        claims: dict[Path, list[int]] = {}
+        for index, attempt in enumerate(attempts):
+            if attempt.trajectory is not None and attempt.trajectory.file is not None:
+                claims.setdefault(attempt.trajectory.file, []).append(index)
+        for path, indexes in claims.items():
+            if len(indexes) < 2:
+                continue
+            owner = _trajectory_owner(path, instance_id, [attempts[i] for i in indexes])
+            for i in indexes:
+                if attempts[i] is not owner:
+                    attempts[i] = replace(attempts[i], trajectory=None)
+            if owner is None:
+                systems = ", ".join(_quote(attempts[i].agent_system) for i in indexes[:5])
+                yield ImportNote(
+                    str(path),
+                    None,
+                    f"this trajectory of {_quote(instance_id)} is in the folder of "
+                    f"{len(indexes)} systems ({systems}) and says whose it is for none of "
+                    "them alone: attached to none (give each system its own folder, or a "
+                    "subfolder named after its label)",
+                )
+
+
+def _trajectory_owner(
+    path: Path, instance_id: str, attempts: list[AttemptRecord]
+) -> AttemptRecord | None:
+    folder = path.parent.parent if path.parent.name == instance_id else path.parent
+    name, submission = _declared(path)
+
+    def named_folder(a: AttemptRecord) -> bool:
+        parts = Path(a.agent_system).parts
+        return bool(parts) and folder.parts[-len(parts) :] == parts
+
+    def named_itself(a: AttemptRecord) -> bool:
+        return name is not None and name in (a.agent_system, a.agent_model)
+
+    def submitted(a: AttemptRecord) -> bool:
+        return (
+            submission is not None
+            and a.patch is not None
+            and a.patch.content.strip() == submission.encode("utf-8", "surrogatepass").strip()
+        )
+
+    pool = attempts
+    for rule in (named_folder, named_itself, submitted):
+        hits = [a for a in pool if rule(a)]
+        if len(hits) == 1:
+            return hits[0]
+        pool = hits or pool
+    return None
+
+
+def _declared(path: Path) -> tuple[str | None, str | None]:
+    """The system name and the patch a trajectory file declares in its `info` (SWE-agent,
+    CodeR and Moatless files have one), read streaming; (None, None) when it has none."""
+    try:
+        with path.open("rb") as handle:
+            info = next(ijson.items(handle, "info"), None)
+    except (ijson.JSONError, UnicodeDecodeError, OSError):
+        return None, None
+    if not isinstance(info, dict):
+        return None, None
+    name, submission = info.get("evaluation_name"), info.get("submission")
+    return (
+        name if isinstance(name, str) and name else None,
+        submission if isinstance(submission, str) and submission.strip() else None,
+    )
 
 
 def _system_report(system: SystemSource, reader: JsonReader) -> Report | None:
@@ -287,11 +396,20 @@ def _system_attempts(
             raise _fail(str(system.predictions), "--label", problem)
     report = _system_report(system, reader)
     seen_here: set[str] = set()
+    rows = 0
     for row in _prediction_rows(system.predictions, reader):
+        rows += 1
         try:
             _prediction(row, system, tasks, per_instance, report, seen_here, labels_seen)
         except ImportProblemError as exc:
             yield exc.problem
+    if not rows:
+        yield ImportProblem(
+            str(system.predictions),
+            None,
+            "",
+            "no predictions (the file is empty, blank or an empty list)",
+        )
     labels_seen.update(seen_here)
     if report is not None:
         # A report for instances the tasks do not hold is likely the wrong report or tasks.
@@ -357,6 +475,15 @@ def _prediction(  # noqa: C901
         if evaluation is None:
             raise _fail(row, ".instance_id", f"{report.source} has no result for {instance_id!r}")
     status = "infra_failed" if evaluation and evaluation.infra_failed else "valid"
+    patch = _patch(row, "model_patch")
+    if patch is None and status == "valid" and evaluation is not None and evaluation.resolved:
+        # An attempt with no patch cannot be a passing candidate: there is nothing to review.
+        raise _fail(
+            row,
+            ".model_patch",
+            f"no patch, but {report.source if report else 'the report'} resolves "
+            f"{_quote(instance_id)}: an attempt without a patch cannot pass",
+        )
     per_instance[instance_id].append(
         AttemptRecord(
             external_id=label,
@@ -365,8 +492,8 @@ def _prediction(  # noqa: C901
             test_report=evaluation.report if evaluation else {},
             test_output=b"",
             test_output_file=evaluation.test_output if evaluation else None,
-            patch=_patch(row, "model_patch"),
-            trajectory=_trajectory_for(system.trajectories, instance_id, row),
+            patch=patch,
+            trajectory=_trajectory_for(system.trajectories, instance_id, row, label),
             num_turns=None,
             tokens_in=None,
             tokens_out=None,

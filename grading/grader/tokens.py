@@ -61,21 +61,59 @@ def message_tokens(message: Message) -> int:
 
 
 def tools_tokens(tools: Sequence[ToolSpec]) -> int:
-    return sum(count(_tool_text(t)) for t in tools)
+    return sum(_tool_tokens(t) for t in tools)
+
+
+# Every request of every run sends the same few tool specs (about 3,000 tokens): count each once.
+# Keyed by the spec object (frozen; its dict of parameters makes it unhashable), kept alive by
+# the entry so that an id is never reused while it is cached.
+_TOOL_COUNTS: dict[int, tuple[ToolSpec, int]] = {}
+_TOOL_COUNTS_MAX = 512
+
+
+def _tool_tokens(tool: ToolSpec) -> int:
+    hit = _TOOL_COUNTS.get(id(tool))
+    if hit is not None and hit[0] is tool:
+        return hit[1]
+    n = _tool_text_tokens(tool.name, tool.description, json.dumps(tool.parameters))
+    if len(_TOOL_COUNTS) >= _TOOL_COUNTS_MAX:
+        _TOOL_COUNTS.clear()
+    _TOOL_COUNTS[id(tool)] = (tool, n)
+    return n
 
 
 @functools.lru_cache(maxsize=256)
-def _tool_text_cached(name: str, description: str, parameters: str) -> str:
-    return f"{name}\n{description}\n{parameters}"
-
-
-def _tool_text(tool: ToolSpec) -> str:
-    return _tool_text_cached(tool.name, tool.description, json.dumps(tool.parameters))
+def _tool_text_tokens(name: str, description: str, parameters: str) -> int:
+    return count(f"{name}\n{description}\n{parameters}")
 
 
 def request_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> int:
     """What a request of these messages and tools costs in input tokens (cl100k estimate)."""
     return sum(message_tokens(m) for m in messages) + tools_tokens(tools) + REPLY_PRIMER
+
+
+class RequestCounter:
+    """`request_tokens` for one conversation, each message counted once.
+
+    A run sends its whole conversation with every call, so counting it afresh each time costs
+    O(calls²) tokenizer work (it was most of a grader run's CPU). Messages are immutable: a
+    count is kept per message object, for the messages of the latest request only (a stubbed
+    tool result is a new message; its original is let go).
+    """
+
+    def __init__(self) -> None:
+        self._counts: dict[int, tuple[Message, int]] = {}
+
+    def __call__(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> int:
+        counts: dict[int, tuple[Message, int]] = {}
+        total = 0
+        for m in messages:
+            hit = self._counts.get(id(m))
+            n = hit[1] if hit is not None and hit[0] is m else message_tokens(m)
+            counts[id(m)] = (m, n)
+            total += n
+        self._counts = counts
+        return total + tools_tokens(tools) + REPLY_PRIMER
 
 
 def json_tokens(value: Any) -> int:

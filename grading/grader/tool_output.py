@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from grading.diffs import Block, FileComparison, FileDiff, Patch
+from grading.domain.hostile_text import mixed_script_words, mixed_scripts
 from grading.grader.inputs import Event
 
 OUTPUT_CAP = 12_000  # characters of untrusted content per tool result
@@ -25,6 +26,28 @@ def neutralise(text: str) -> str:
 def untrusted(source: str, text: str) -> str:
     """Wrap content that came from candidates, tasks or tests; it is data, never instructions."""
     return f'<untrusted source="{source}">\n{neutralise(text)}\n</untrusted>'
+
+
+def mixed_script_note(alias: str, patch: Patch) -> str:
+    """A trusted note naming where candidate `alias`'s diff has words that mix alphabets (a
+    Cyrillic а in a Latin name reads as one name and is another), or "". It names files by
+    their number in "files touched" and lines by number, never by their untrusted text."""
+    found: list[str] = []
+    for n, path in enumerate(patch.paths, 1):
+        file = patch.by_path[path]
+        if any(mixed_scripts(p) for p in (file.old_path, file.new_path) if p):
+            found.append(f"the name of file {n}")
+        lines = [no for no, text in sorted(file.added.items()) if mixed_script_words(text)]
+        if lines:
+            shown = ", ".join(map(str, lines[:10])) + (", …" if len(lines) > 10 else "")
+            found.append(f"added line{'s' if len(lines) > 1 else ''} {shown} of file {n}")
+    if not found:
+        return ""
+    return (
+        f"[warning: look-alike letters — words mixing alphabets in candidate {alias}: "
+        + "; ".join(found)
+        + "]"
+    )
 
 
 def cap(text: str, limit: int = OUTPUT_CAP) -> tuple[str, str]:
@@ -111,7 +134,33 @@ def diff_with_gutter(patch: Patch, file: FileDiff | None = None) -> list[str]:
         for ln in h.lines
     }
     first, end = (0, len(patch.lines)) if file is None else (file.start, file.end)
-    return [gutter(*numbers.get(i, (None, None)), patch.lines[i]) for i in range(first, end)]
+    hidden = _binary_bodies(patch, patch.files if file is None else (file,))
+    rows, i = [], first
+    while i < end:
+        if i in hidden:
+            # A binary file's encoded data is not code: the grader reads that it changed.
+            n = hidden[i] - i
+            rows.append(gutter(None, None, f"[binary data, {n} encoded lines: not shown]"))
+            i = hidden[i]
+            continue
+        rows.append(gutter(*numbers.get(i, (None, None)), patch.lines[i]))
+        i += 1
+    return rows
+
+
+def _binary_bodies(patch: Patch, files: tuple[FileDiff, ...]) -> dict[int, int]:
+    """First line -> end of each binary file's `GIT binary patch` data (literal/delta blocks)."""
+    bodies = {}
+    for f in files:
+        if not f.is_binary:
+            continue
+        marker = next(
+            (i for i in range(f.start, f.end) if patch.lines[i].startswith("GIT binary patch")),
+            None,
+        )
+        if marker is not None and marker + 1 < f.end:
+            bodies[marker + 1] = f.end
+    return bodies
 
 
 def _file_state(fd: FileDiff) -> str:

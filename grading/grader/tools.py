@@ -153,7 +153,7 @@ class Toolbox:
     # -- tools ------------------------------------------------------------------------------
 
     def _t_list_candidates(self, *, entry: ToolLogEntry) -> str:
-        lines, files = [], []
+        lines, files, notes = [], [], []
         for alias, cand in self.candidates.items():
             d = self.diffs[alias]
             apply = self.workspace.apply_errors.get(alias) if self.workspace else None
@@ -166,7 +166,10 @@ class Toolbox:
                 f"events={cand.event_count()}" + (", patch does not apply" if apply else "")
             )
             files.append(f"{alias}: " + ", ".join(d.paths))
-        return "\n".join(lines) + "\n" + self._wrap("files touched", "\n".join(files))
+            if note := render.mixed_script_note(alias, d):
+                notes.append(note)
+        out = "\n".join(lines) + "\n" + self._wrap("files touched", "\n".join(files))
+        return out + "".join(f"\n{n}" for n in notes)
 
     def _lines(self, source: str, items: list[str], first: int, total: int, unit: str) -> str:
         """Whole items within the output cap, then a trusted note with the exact range shown

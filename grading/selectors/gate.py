@@ -11,8 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Q
+
 from grading.grader.analysis.model import load_default_fit
-from grading.models import GraderApproval, GraderConfig, GraderFit, Run
+from grading.models import GraderApproval, GraderConfig, GraderFit, GraderRun, Group, Run
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,73 @@ def grader_fit_artefact(*, config: GraderConfig, version: str) -> dict[str, Any]
         return dict(stored.fit)
     shipped = load_default_fit()
     return shipped.to_dict() if shipped.version == version else None
+
+
+def grader_fit_summary(*, config: GraderConfig, version: str) -> dict[str, Any] | None:
+    """What an export's manifest says about the fit that made a verdict: its version, the stored
+    `GraderFit` id (None for the shipped fit), where it came from, what it was fitted on and its
+    held-out (leave-one-task-out) figures. None for configurations without a fit."""
+    if not version:
+        return None
+    stored = GraderFit.objects.filter(config=config, version=version).first()
+    if stored is not None:
+        artefact: dict[str, Any] = dict(stored.fit)
+        source, fit_id = "stored", stored.pk
+    else:
+        shipped = load_default_fit()
+        if shipped.version != version:  # a fit deleted since: say so rather than guess
+            return {"version": version, "id": None, "source": "unknown", "held_out": None,
+                    "trained_on": None, "current": False}  # fmt: skip
+        artefact, source, fit_id = shipped.to_dict(), "shipped", None
+    return {
+        "version": version,
+        "id": fit_id,
+        "source": source,
+        "held_out": artefact.get("held_out") or None,
+        "trained_on": artefact.get("trained_on") or None,
+        "current": version == grader_fit_version(config=config),
+    }
+
+
+def graders_of_groups(*, groups: Q, config: GraderConfig | None = None) -> list[dict[str, Any]]:
+    """Each grader configuration whose succeeded runs graded the groups `groups` selects (a Q
+    on Group), once per fit version it graded them with: the configuration, how many groups
+    and runs, the fit (`grader_fit_summary`) and its approval now (`approved_fit` says whether
+    the approval is for that very fit). For export manifests."""
+    runs = GraderRun.objects.filter(status=GraderRun.Status.SUCCEEDED, group__in=_groups(groups))
+    if config is not None:
+        runs = runs.filter(config=config)
+    seen: dict[tuple[int, str], dict[str, set[int]]] = {}
+    for config_id, version, group_id, run_id in runs.values_list(
+        "config_id", "fit_version", "group_id", "pk"
+    ).order_by():
+        entry = seen.setdefault((config_id, version), {"groups": set(), "runs": set()})
+        entry["groups"].add(group_id)
+        entry["runs"].add(run_id)
+    configs = GraderConfig.objects.in_bulk({c for c, _ in seen})
+    states = {pk: grader_approval_state(config=c) for pk, c in configs.items()}
+    out = []
+    for (config_id, version), entry in sorted(
+        seen.items(), key=lambda kv: (configs[kv[0][0]].name, kv[0][1])
+    ):
+        cfg, state = configs[config_id], states[config_id]
+        out.append(
+            {
+                "grader_config": cfg.name,
+                "backend": cfg.backend,
+                "fit_version": version or None,
+                "fit": grader_fit_summary(config=cfg, version=version),
+                "groups": len(entry["groups"]),
+                "runs": len(entry["runs"]),
+                "approval": state.as_json(),
+                "approved_fit": state.approved and state.fit_version == version,
+            }
+        )
+    return out
+
+
+def _groups(groups: Q) -> Any:
+    return Group.objects.filter(groups).values("pk")
 
 
 def grader_approval_state(*, config: GraderConfig) -> ApprovalState:

@@ -46,6 +46,7 @@ from grading.selectors.gate import (
     grader_approval_state,
     grader_fit_artefact,
     grader_fit_version,
+    graders_of_groups,
 )
 from grading.selectors.synthetic import synthetic_manifest
 from grading.selectors.training import (
@@ -321,6 +322,14 @@ def _configuration(config: GraderConfig, params: AdvantageParams) -> dict[str, A
     }
 
 
+def _graders(run_name: str, step: int | None, config: GraderConfig) -> list[dict[str, Any]]:
+    """The configuration's fit versions that graded the exported groups (`graders_of_groups`)."""
+    groups = Q(step__run__name=run_name)
+    if step is not None:
+        groups &= Q(step__number=step)
+    return graders_of_groups(groups=groups, config=config)
+
+
 def advantages_export(
     *,
     run_name: str,
@@ -372,6 +381,7 @@ def advantages_export(
         filters={"run": run_name, "step": step},
         counts=writers.counts(),
         configuration=_configuration(config, params),
+        graders=_graders(run_name, step, config),
     )
     return export_logged("advantages", fmt, started, result)
 
@@ -388,6 +398,7 @@ def _advantages_manifest(
     filters: dict[str, Any],
     counts: dict[str, int],
     configuration: dict[str, Any],
+    graders: list[dict[str, Any]],
 ) -> ExportResult:
     files = {t.stem.removeprefix("advantages_"): t.file(fmt) for t in ADVANTAGE_TABLES}
     contract = write_contract(
@@ -415,6 +426,9 @@ def _advantages_manifest(
         },
         "configurations": [configuration],
         "synthetic": synthetic_manifest(scope=_run_scope(filters)),
+        # The fit (id, held-out figures) and approval of every fit version that graded the
+        # exported groups: a run pinned to a configuration may span a refit.
+        "graders": graders,
         "invariants": {
             "sum_adv_gagar_per_group_abs_max": SUM_TOLERANCE,
             "signs_kept": True,

@@ -19,7 +19,13 @@ from functools import partial
 
 from celery import current_app
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
+from django.db import (
+    InterfaceError,
+    OperationalError,
+    close_old_connections,
+    connection,
+    transaction,
+)
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
@@ -238,15 +244,37 @@ class _Recorder:
         _release_connection()
 
 
+# The database itself is gone (not the run's fault): the claim goes stale and the reaper
+# re-sends the run once it is back.
+_DATABASE_DOWN = (OperationalError, InterfaceError)
+
+
 def grader_run_execute(*, run_id: int, worker: str) -> None:
     """Claim, grade outside any transaction, then lock, re-check and write. Replays are no-ops.
 
-    TransientBackendError propagates (after releasing the claim) so that the task retries.
+    Any exception of a run (a bug, a malformed answer, a write the database refuses) ends it
+    `failed` with the exception as its reason, so its group falls back to plain GRPO; the
+    caller (a worker, `grade --inline`) carries on. Two exceptions propagate:
+    TransientBackendError after releasing the claim, so that the task retries, and a lost
+    database connection, which leaves the claim to go stale for the reaper.
     """
     delivery = _claim(run_id, worker)
     if delivery is None:
         logger.info("grader run %s is not claimable (finished or alive elsewhere)", run_id)
         return
+    try:
+        _execute(run_id, delivery)
+    except (TransientBackendError, *_DATABASE_DOWN):
+        raise
+    except Exception as exc:
+        logger.exception("grader run %s raised; it ends failed", run_id)
+        if not connection.in_atomic_block:
+            close_old_connections()
+        _finish_failed(run_id, delivery, f"{type(exc).__name__}: {exc}")
+        _release_connection()
+
+
+def _execute(run_id: int, delivery: int) -> None:
     run = GraderRun.objects.select_related("config", "group__task").get(pk=run_id)
     config, task = run.config, run.group.task
     try:
@@ -332,7 +360,7 @@ def _release(run_id: int, delivery: int, reason: str) -> None:
 
 def _finish_failed(run_id: int, delivery: int, reason: str) -> None:
     GraderRun.objects.filter(pk=run_id, status=Status.RUNNING, deliveries=delivery).update(
-        status=Status.FAILED, finished_at=timezone.now(), failure_reason=reason
+        status=Status.FAILED, finished_at=timezone.now(), failure_reason=reason[:5000]
     )
     logger.warning(
         "grader run failed",

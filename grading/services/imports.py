@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from django.db import IntegrityError, transaction
+from django.db import (
+    DatabaseError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    ProgrammingError,
+    transaction,
+)
 
 from grading.domain.compression import compress
 from grading.domain.records import (
@@ -62,6 +70,8 @@ class ImportReport:
     # Over every group read (written, unchanged or replaced): what the grader will have.
     attempts_read: int = 0
     attempts_passing: int = 0
+    # Of those, attempts whose patch changes a binary file (flagged on the patch: has_binary).
+    attempts_binary: int = 0
     # Tasks the grader will have no repository for: external id -> why; and those it will.
     no_source: dict[str, str] = field(default_factory=dict)
     with_source: set[str] = field(default_factory=set)
@@ -88,6 +98,11 @@ class ImportReport:
         if not self.rolled_back and self.attempts_read:
             read = plural(self.attempts_read, "attempt")
             lines.append(f"{self.attempts_passing} of {read} pass")
+        if not self.rolled_back and self.attempts_binary:
+            lines.append(
+                f"{plural(self.attempts_binary, 'attempt')} change binary files: stored and "
+                "flagged; reviewers and the grader see a binary change, not code"
+            )
         if not self.rolled_back and (self.no_source or self.with_source):
             lines.append(
                 f"repository source: {plural(len(self.with_source), 'task')} found, "
@@ -127,6 +142,41 @@ class _Conflict(Exception):
     pass
 
 
+class _DatabaseRefused(Exception):
+    """The database refused a write the checks let through (a value over a column's range, a
+    constraint, a concurrent import): located at the record's field, without the SQL."""
+
+    def __init__(self, field: str, exc: DatabaseError) -> None:
+        super().__init__(field)
+        self.field = field
+        self.message = database_message(exc)
+
+
+def database_message(exc: DatabaseError) -> str:
+    """What the database said, in one line: PostgreSQL's primary message (never the statement,
+    its DETAIL with the row's values or its CONTEXT), with the column when it names one."""
+    diag = getattr(exc.__cause__, "diag", None)
+    primary = getattr(diag, "message_primary", None) or (str(exc).strip().splitlines() or [""])[0]
+    column = getattr(diag, "column_name", None)
+    if column and column not in primary:
+        primary += f" (column {column})"
+    said = "reports a conflict" if isinstance(exc, IntegrityError) else "refused a value"
+    return f"the database {said}: {primary[:300]}; nothing of this group was written"
+
+
+@contextmanager
+def _writing(field: str) -> Iterator[None]:
+    """Name the record's field that a database error of the writes inside belongs to. A lost
+    connection, or SQL of ours the database cannot run, is not the record's fault: it
+    propagates."""
+    try:
+        yield
+    except (OperationalError, InterfaceError, ProgrammingError):
+        raise  # the connection or our own SQL, not the record
+    except DatabaseError as exc:
+        raise _DatabaseRefused(field, exc) from exc
+
+
 # Kept whole (C901): one transaction over the records; its branches are the record kinds.
 def groups_import(  # noqa: C901
     *,
@@ -156,6 +206,9 @@ def groups_import(  # noqa: C901
                 continue
             report.attempts_read += len(item.attempts)
             report.attempts_passing += sum(1 for a in item.attempts if a.passed)
+            report.attempts_binary += sum(
+                1 for a in item.attempts if a.patch is not None and a.patch.stats.has_binary
+            )
             if report.problems and not partial:
                 continue  # keep reading to report every problem; write nothing more
             try:
@@ -169,8 +222,8 @@ def groups_import(  # noqa: C901
             except _Conflict as exc:
                 _note(report, ImportProblem(item.source, item.line, "", str(exc)))
                 continue
-            except IntegrityError as exc:
-                _note(report, ImportProblem(item.source, item.line, "", f"conflict: {exc}"))
+            except _DatabaseRefused as exc:
+                _note(report, ImportProblem(item.source, item.line, exc.field, exc.message))
                 continue
             report.results.append(result)
             report.attempts_created += attempts
@@ -223,9 +276,12 @@ def group_write(
     repo_folders: Sequence[Path] = (),
     report: ImportReport | None = None,
 ) -> tuple[GroupResult, int]:
-    run, _ = Run.objects.get_or_create(name=record.run)
-    step, _ = Step.objects.get_or_create(run=run, number=record.step)
-    task = _task_for(record, replace=replace)
+    with _writing("$.run"):
+        run, _ = Run.objects.get_or_create(name=record.run)
+    with _writing("$.step"):
+        step, _ = Step.objects.get_or_create(run=run, number=record.step)
+    with _writing("$.task" if record.task is not None else "$.task_id"):
+        task = _task_for(record, replace=replace)
     task_source_check(task=task, folders=repo_folders)
     if report is not None:
         report.note_source(task)
@@ -249,13 +305,14 @@ def group_write(
                 f"group_id {record.external_id!r} already names the group of task "
                 f"{clash.task.external_id!r} in step {clash.step_id}"
             )
-    group = Group.objects.create(
-        step=step,
-        task=task,
-        external_id=record.external_id,
-        content_hash=content_hash,
-        metadata=record.metadata,
-    )
+    with _writing("$"):
+        group = Group.objects.create(
+            step=step,
+            task=task,
+            external_id=record.external_id,
+            content_hash=content_hash,
+            metadata=record.metadata,
+        )
     attempts_written = _attempts_write(group, record)
     return _result(group, record, outcome), attempts_written
 
@@ -368,21 +425,41 @@ def patches_get_or_create(records: list[PatchRecord]) -> dict[str, Patch]:
 
 
 def _attempts_write(group: Group, record: GroupRecord) -> int:
-    patches = patches_get_or_create([a.patch for a in record.attempts if a.patch])
-    attempts = Attempt.objects.bulk_create(
-        [_attempt_row(group, index, a, patches) for index, a in enumerate(record.attempts)]
-    )
+    with _writing("$.attempts[*].patch"):
+        patches = patches_get_or_create([a.patch for a in record.attempts if a.patch])
+    rows = [_attempt_row(group, index, a, patches) for index, a in enumerate(record.attempts)]
+    try:
+        with transaction.atomic():
+            attempts = Attempt.objects.bulk_create(rows)
+    except (OperationalError, InterfaceError, ProgrammingError):
+        raise
+    except DatabaseError as exc:
+        _attempt_refused(rows, record)
+        raise _DatabaseRefused("$.attempts", exc) from exc
     if attempts and attempts[0].pk is None:  # backends without RETURNING ids
         attempts = list(Attempt.objects.filter(group=group).order_by("index"))
-    for attempt, spec in zip(attempts, record.attempts, strict=True):
+    for index, (attempt, spec) in enumerate(zip(attempts, record.attempts, strict=True)):
         if spec.trajectory is not None:
-            trajectory_store(
-                attempt=attempt,
-                format=spec.trajectory.format,
-                events=spec.trajectory.open_events(),
-                content_hash=spec.trajectory.content_hash,
-            )
+            with _writing(f"$.attempts[{index}].trajectory"):
+                trajectory_store(
+                    attempt=attempt,
+                    format=spec.trajectory.format,
+                    events=spec.trajectory.open_events(),
+                    content_hash=spec.trajectory.content_hash,
+                )
     return len(attempts)
+
+
+def _attempt_refused(rows: list[Attempt], record: GroupRecord) -> None:
+    """The attempts' one INSERT was refused: find the attempt, one savepoint each (the group's
+    savepoint undoes them all), and raise the problem at its field."""
+    for index, (row, spec) in enumerate(zip(rows, record.attempts, strict=True)):
+        try:
+            with _writing(f"$.attempts[{index}]"), transaction.atomic():
+                row.save(force_insert=True)
+        except _DatabaseRefused as exc:
+            exc.message = f"attempt {spec.external_id!r}: {exc.message}"
+            raise
 
 
 def _attempt_row(

@@ -26,9 +26,11 @@ from review.analytics.arrays import (
 from review.analytics.calibration_curve import calibration_section
 from review.analytics.frame import BoolArray, Frame, IntArray
 from review.analytics.runs_dashboard import cost_rows, lambda_cap_rows, status_rate_rows
+from review.claims import CLAIM_CRITERIA, CRITERION_NAMES
 from review.models.reviewing import CRITERIA
 from review.stats import (
     BootstrapCI,
+    claim_precision,
     confusion_matrix,
     criterion_kappas_with_ci,
     headline_with_ci,
@@ -299,6 +301,40 @@ def _stability(frame: Frame, n_resamples: int) -> list[dict[str, Any]]:
     return rows
 
 
+def _claims(frame: Frame, n_resamples: int) -> list[dict[str, Any]]:
+    """Claim precision per grader configuration and criterion (and over all its claims), with
+    95% intervals resampling tasks; "can't tell" marks are counted, not in the precision."""
+    marks = np.asarray(frame.cl_mark, dtype=object)
+    out = []
+    for cid in sorted(set(frame.cl_config.tolist()), key=lambda c: frame.configs.get(c, "")):
+        sel = frame.cl_config == cid
+        per, overall = claim_precision(
+            task=frame.cl_task[sel],
+            group=frame.cl_criterion[sel],
+            correct=marks[sel] == "correct",
+            wrong=marks[sel] == "wrong",
+            n_groups=len(CLAIM_CRITERIA),
+            n_resamples=n_resamples,
+            confidence=CONFIDENCE,
+            seed=SEED,
+        )
+        rows = [
+            {
+                "criterion": CLAIM_CRITERIA[p.group] if p.group >= 0 else "all",
+                "name": CRITERION_NAMES[CLAIM_CRITERIA[p.group]] if p.group >= 0 else "All claims",
+                "n_marked": p.n_marked,
+                "n_correct": p.n_correct,
+                "n_wrong": p.n_wrong,
+                "n_unsure": p.n_unsure,
+                "precision": ci_json(p.precision),
+            }
+            for p in [*per, overall]
+            if p.n_marked
+        ]
+        out.append({"config_id": cid, "name": frame.configs.get(cid, str(cid)), "rows": rows})
+    return out
+
+
 def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int) -> dict[str, Any]:
     sl = _Slice(frame)
     graded_counts = Counter(frame.gr_config.tolist())
@@ -357,5 +393,6 @@ def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int
         "lambda_cap": lam_rows,
         "lambda_params": lam_params,
         "status_rates": status_rate_rows(frame, sel_view if selected is not None else None),
+        "claims": _claims(frame, n_resamples),
         "notes": notes,
     }

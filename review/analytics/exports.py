@@ -20,11 +20,12 @@ from typing import Any
 
 import pyarrow as pa
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from grading.domain.contracts import described, struct
 from grading.models import Attempt, GraderConfig
+from grading.selectors.gate import graders_of_groups
 from grading.selectors.synthetic import SYNTHETIC_KEY, synthetic_manifest
 from grading.selectors.training import group_key
 from grading.services.exports import (
@@ -43,6 +44,7 @@ from review.models import (
     Assignment,
     CalibratedLabel,
     CalibrationFit,
+    ClaimMark,
     ConsensusLabel,
     Disagreement,
     Label,
@@ -71,9 +73,28 @@ HUMAN_TIER = struct(
         "the reviewer: per-criterion statistics leave them out.",
     ),
 )
+CLAIM_MARK = struct(
+    described("reviewer", _S, "Pseudonymous reviewer id."),
+    described("grader_config", _S, "The configuration of the grader run whose claim it is."),
+    described("grader_run_id", _S, "The grader run."),
+    described("evidence_id", _S, "The cited `code` evidence in that run's verdict."),
+    described(
+        "criterion",
+        _S,
+        "What the claim backs: a rubric criterion, severe_issue, tier or reorder.",
+    ),
+    described("mark", _S, "correct, wrong or unsure (can't tell)."),
+)
 PROVENANCE = struct(
     described("grader_run", _S, "The grader run the calibration used.", nullable=True),
     described("calibration_computed_at", _S, "When the fit was made.", nullable=True),
+    described(
+        "grader_fit_version",
+        _S,
+        "The analysis fit that made the grader run's verdict (manifest `graders` has its "
+        "held-out figures and approval); null for backends without a fit.",
+        nullable=True,
+    ),
     described("consensus", _S, "How the consensus was reached.", nullable=True),
 )
 LABEL_SCHEMA = pa.schema(
@@ -110,6 +131,12 @@ LABEL_SCHEMA = pa.schema(
         described("adjudication", _S, "The latest adjudication's outcome.", nullable=True),
         described("adjudicated_tier", _I, "The adjudicated tier 1–3.", nullable=True),
         described("adjudicated_exploit", _B, "Adjudicated as an exploit.", nullable=True),
+        described(
+            "claim_marks",
+            pa.list_(CLAIM_MARK),
+            "Reviewers' marks on the grader's code claims about this attempt (after the "
+            "reveal), for this row's configuration (every configuration's without one).",
+        ),
         described("provenance", PROVENANCE, "Where the calibrated values came from."),
         described(
             "synthetic",
@@ -211,6 +238,47 @@ def _humans(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]
     return fan_out(attempt_ids=ids, fetch=fetch)
 
 
+def _claim_marks(ids: list[int], filters: Filters) -> dict[int, list[dict[str, Any]]]:
+    def fetch(wanted: set[int]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        q = Q(
+            candidate__attempt_id__in=wanted,
+            candidate__assignment__status=Assignment.Status.SUBMITTED,
+        )
+        if filters.campaign is not None:
+            q &= Q(candidate__assignment__campaign_id=filters.campaign)
+        for pk, attempt_id, reviewer, config_id, config, run_id, ev, criterion, mark in (
+            ClaimMark.objects.filter(q)
+            .order_by("candidate__assignment__reviewer_id", "grader_run_id", "claim_key")
+            .values_list(
+                "pk",
+                "candidate__attempt_id",
+                "candidate__assignment__reviewer_id",
+                "grader_run__config_id",
+                "grader_run__config__name",
+                "grader_run_id",
+                "evidence_id",
+                "criterion",
+                "mark",
+            )
+        ):
+            # Keyed by mark: each mark is its own row (fan_out keeps one row per key).
+            yield (
+                attempt_id,
+                pk,
+                {
+                    "reviewer": reviewer_pseudonym(reviewer),
+                    "grader_config": config,
+                    "grader_run_id": str(run_id),
+                    "evidence_id": ev,
+                    "criterion": criterion,
+                    "mark": mark,
+                    "_config_id": config_id,
+                },
+            )
+
+    return fan_out(attempt_ids=ids, fetch=fetch)
+
+
 def _adjudications(ids: list[int], filters: Filters) -> dict[int, Disagreement]:
     def fetch(wanted: set[int]) -> Iterator[tuple[int, int, Disagreement]]:
         q = Q(candidate__attempt_id__in=wanted, status=Disagreement.Status.RESOLVED)
@@ -234,10 +302,13 @@ def _rows(
     ids = [a["id"] for a in batch]
     humans = _humans(ids, filters)
     adjudicated = _adjudications(ids, filters)
+    claim_marks = _claim_marks(ids, filters)
     cons = {c.attempt_id: c for c in ConsensusLabel.objects.filter(attempt_id__in=ids)}
     cal: dict[tuple[int, int], CalibratedLabel] = {
         (c.fit_id, c.attempt_id): c
-        for c in CalibratedLabel.objects.filter(attempt_id__in=ids, fit__in=[f for f in fits if f])
+        for c in CalibratedLabel.objects.filter(
+            attempt_id__in=ids, fit__in=[f for f in fits if f]
+        ).annotate(run_fit_version=F("grader_run__fit_version"))
     }
     grades = {
         (g.run_id, g.attempt_id): g
@@ -275,10 +346,16 @@ def _rows(
                     "adjudication": adj.resolution if adj else None,
                     "adjudicated_tier": adj_tier[0],
                     "adjudicated_exploit": adj_tier[1] if adj and adj.adjudicated_tier else None,
+                    "claim_marks": [
+                        {k: v for k, v in m.items() if k != "_config_id"}
+                        for m in claim_marks.get(a["id"], [])
+                        if fit is None or m["_config_id"] == fit.config_id
+                    ],
                     "provenance": {
                         "grader_run": str(cl.grader_run_id) if cl else None,
                         "calibration_computed_at": fit.computed_at.isoformat() if fit else None,
                         "consensus": c.method if c else None,
+                        "grader_fit_version": _fit_version(cl),
                     },
                     "synthetic": a[f"group__step__run__metadata__{SYNTHETIC_KEY}"] is True,
                 }
@@ -312,6 +389,11 @@ def _grades_for(run_ids: set[int], attempt_ids: list[int]) -> Any:
     return CandidateGrade.objects.filter(run_id__in=run_ids, attempt_id__in=attempt_ids).only(
         "run_id", "attempt_id", "tier", "rank_in_tier", "exploit_suspected"
     )
+
+
+def _fit_version(cl: CalibratedLabel | None) -> str | None:
+    """The fit version of the calibrated run (annotated on the query: no extra one)."""
+    return (getattr(cl, "run_fit_version", "") or None) if cl else None
 
 
 def _fits(config: GraderConfig | None) -> list[CalibrationFit | None]:
@@ -416,6 +498,9 @@ def labels_export(
             for f in fits
             if f is not None
         ],
+        # Every configuration that graded the exported groups, per fit version: the fit (id,
+        # held-out figures) and whether the configuration is approved for training.
+        "graders": graders_of_groups(groups=filters.group_q(), config=config),
     }
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     result = ExportResult(directory=out_dir, files=files, counts=counts, manifest=manifest)

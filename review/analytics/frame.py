@@ -14,7 +14,7 @@ passing attempt, and a judgement of a patch fans out to every attempt that submi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -25,7 +25,8 @@ from django.db.models import Count, Min
 from grading.domain.candidates import distinct_patches
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderRun, GroupAdvantages
 from review.analytics.filters import UNIT_PATCH, Filters
-from review.models import Assignment, Campaign, FixRequest, Label
+from review.claims import CLAIM_CRITERIA
+from review.models import Assignment, Campaign, ClaimMark, FixRequest, Label
 from review.models.reviewing import CRITERIA
 
 FloatArray = npt.NDArray[np.float64]
@@ -78,6 +79,11 @@ class Frame:
     lambda_rows: list[tuple[int, str, str, int, bool, float, float | None]]
     status_counts: list[tuple[str, int, str, int]]
     unit: str = UNIT_PATCH
+    # Reviewers' marks on the grader's code claims (c): one per (reviewer, claim).
+    cl_task: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    cl_config: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    cl_criterion: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    cl_mark: list[str] = field(default_factory=list)  # correct, wrong or unsure
 
     @property
     def n(self) -> int:
@@ -299,6 +305,28 @@ def _grades(filters: Filters, cands: _Candidates) -> list[tuple[int, _Grade]]:
     return [(pos, chosen[(run, pos)][1]) for run, pos in sorted(chosen, key=lambda k: k[::-1])]
 
 
+def _claim_marks(filters: Filters, cands: _Candidates) -> list[tuple[int, int, int, str]]:
+    """(dense task, config, criterion index, mark) of every mark on a candidate of the slice."""
+    qs = ClaimMark.objects.filter(
+        filters.group_q("candidate__assignment__group__"),
+        candidate__assignment__status=Assignment.Status.SUBMITTED,
+    )
+    if filters.campaign is not None:
+        qs = qs.filter(candidate__assignment__campaign_id=filters.campaign)
+    if filters.reviewer is not None:
+        qs = qs.filter(candidate__assignment__reviewer_id=filters.reviewer)
+    out = []
+    for attempt, config, criterion, mark in qs.values_list(
+        "candidate__attempt_id", "grader_run__config_id", "criterion", "mark"
+    ).order_by("pk"):
+        where = cands.targets.get(attempt)
+        if not where or criterion not in CLAIM_CRITERIA:
+            continue
+        row = cands.rows[where[0]]
+        out.append((cands.tasks[row.task], config, CLAIM_CRITERIA.index(criterion), mark))
+    return out
+
+
 def load_frame(filters: Filters) -> Frame:
     cands = _candidates(filters)
     lab, reviewers = _human_labels(filters, cands)
@@ -325,6 +353,7 @@ def load_frame(filters: Filters) -> Frame:
         .order_by()
     ]
     cand = cands.rows
+    marks = _claim_marks(filters, cands)
     return Frame(
         attempt=_arr([r.attempt for r in cand], np.int64),
         group=_arr([r.group for r in cand], np.int64),
@@ -371,4 +400,8 @@ def load_frame(filters: Filters) -> Frame:
         lambda_rows=lambda_rows,
         status_counts=status_counts,
         unit=filters.unit,
+        cl_task=_arr([m[0] for m in marks], np.int64),
+        cl_config=_arr([m[1] for m in marks], np.int64),
+        cl_criterion=_arr([m[2] for m in marks], np.int64),
+        cl_mark=[m[3] for m in marks],
     )

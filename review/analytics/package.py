@@ -29,6 +29,7 @@ from grading.domain.compression import decompress
 from grading.domain.contracts import described, struct
 from grading.domain.redaction import Redactor, build_redactor, identity_values
 from grading.models import Attempt, CandidateGrade, GraderRun, TrajectoryChunk
+from grading.selectors.gate import graders_of_groups
 from grading.selectors.synthetic import synthetic_manifest
 from grading.services.exports import (
     FORMATS,
@@ -95,6 +96,13 @@ VERDICT = struct(
     described("prompt_version", _S),
     described("temperature", _F, nullable=True),
     described("replica", _I),
+    described(
+        "fit_version",
+        _S,
+        "The analysis fit the run graded with (manifest `graders`: its held-out figures and "
+        "approval); null for backends without a fit.",
+        nullable=True,
+    ),
     described("tier", _I, "1–3.", nullable=True),
     described("exploit_suspected", _B),
     described("rank_in_tier", _I, nullable=True),
@@ -294,6 +302,7 @@ def _verdicts(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
                 "prompt_version": g.run.prompt_version or g.run.config.prompt_version,
                 "temperature": g.run.config.temperature,
                 "replica": g.run.replica,
+                "fit_version": g.run.fit_version or None,
                 "tier": g.tier,
                 "exploit_suspected": g.exploit_suspected,
                 "rank_in_tier": g.rank_in_tier,
@@ -513,6 +522,9 @@ def package_export(
         "columns": list(COLUMNS),
         "synthetic": synthetic_manifest(scope=filters.group_q()),
         "anonymization": ANONYMIZATION,
+        # Every configuration whose verdicts are in the package, per fit version: the fit (id,
+        # held-out figures) and whether the configuration is approved for training.
+        "graders": graders_of_groups(groups=filters.group_q()),
         "load_with": "datasets.load_dataset(<this folder>)",
     }
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")

@@ -110,7 +110,28 @@ CSV_TABLES: dict[str, Callable[[dict[str, Any]], Table]] = {
     "lambda_cap": lambda p: _dict_rows(p["lambda_cap"]),
     "status_rates": lambda p: _dict_rows(p["status_rates"]),
     "audit": lambda p: _audit(p),
+    "claims": lambda p: _claims(p),
 }
+
+CLAIM_COLUMNS = ("grader_config", "criterion", "n_marked", "n_correct", "n_wrong", "n_unsure")
+
+
+def _claims(p: dict[str, Any]) -> Table:
+    """Claim precision rows; a snapshot computed before claims were marked has none."""
+    rows = [
+        [
+            c["name"],
+            r["criterion"],
+            r["n_marked"],
+            r["n_correct"],
+            r["n_wrong"],
+            r["n_unsure"],
+            *_ci_cols("precision", r["precision"]),
+        ]
+        for c in p.get("claims", [])
+        for r in c["rows"]
+    ]
+    return [*CLAIM_COLUMNS, *(f"precision_{k}" for k in CI_KEYS)], rows
 
 
 def _audit(p: dict[str, Any]) -> Table:

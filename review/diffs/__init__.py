@@ -9,9 +9,11 @@ HTML (with intra-line change marks), and `html` folds long unchanged runs and wr
 
 from grading.diffs import ChangeKind, FileDiff, Hunk, Line, decode_diff, parse_patch
 from review.diffs.render import (
+    HUNKS_ONLY,
     RENDERER_VERSION,
     CompareRow,
     RenderedFile,
+    RenderedPair,
     RenderOptions,
     cache_key,
     compare_files,
@@ -19,10 +21,12 @@ from review.diffs.render import (
     file_id_for,
     render_file,
     render_patch,
+    render_post_pair,
 )
 from review.diffs.signatures import HunkSignature, hunk_signatures, shared_changes
 
 __all__ = [
+    "HUNKS_ONLY",
     "RENDERER_VERSION",
     "ChangeKind",
     "CompareRow",
@@ -32,6 +36,7 @@ __all__ = [
     "Line",
     "RenderOptions",
     "RenderedFile",
+    "RenderedPair",
     "cache_key",
     "compare_files",
     "compare_rows",
@@ -41,5 +46,6 @@ __all__ = [
     "parse_patch",
     "render_file",
     "render_patch",
+    "render_post_pair",
     "shared_changes",
 ]

@@ -22,21 +22,13 @@ from pygments.lexers.special import TextLexer
 from pygments.token import STANDARD_TYPES, _TokenType
 from pygments.util import ClassNotFound
 
+from grading.domain.hostile_text import visible
+
 Ranges = Sequence[tuple[int, int]]
 
 # Class added to spans inside an intra-line change; the hyphen keeps it clear of Pygments' names.
 INTRA_CLASS = "d-chg"
 
-# Control characters would be invisible (or, for NUL, dropped by browsers); show control
-# pictures instead. Bidi overrides are made visible so "Trojan Source" code cannot hide.
-_VISIBLE = {i: 0x2400 + i for i in range(32) if i != 9}
-_VISIBLE[0x7F] = 0x2421
-_BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
-# Zero-width characters (and C1 controls) would hide inside an identifier: shown the same way.
-_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff\u061c"
-for _ch in _BIDI + _ZERO_WIDTH + "".join(map(chr, range(0x80, 0xA0))):
-    _VISIBLE[ord(_ch)] = 0xFFFD
-_NEEDS_VISIBLE = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{_BIDI}{_ZERO_WIDTH}]")
 _WORD = re.compile(r"\w+|\s+|[^\w\s]")
 _CLASS_OK = re.compile(r"[A-Za-z0-9_-]*")
 _MAX_INTRALINE_CHARS = 2_000
@@ -44,12 +36,12 @@ _MIN_SIMILARITY = 0.4
 
 
 def display_text(raw: str) -> str:
-    """The text of one diff line as shown: no trailing CR, control characters made visible."""
+    """The text of one diff line as shown: no trailing CR; control, bidi and zero-width
+    characters shown as marks (`␛`, `⟨U+202E⟩`), so "Trojan Source" code cannot hide and a
+    zero-width space inside an identifier is seen."""
     if raw.endswith("\r"):
         raw = raw[:-1]
-    if _NEEDS_VISIBLE.search(raw):
-        raw = raw.translate(_VISIBLE)
-    return raw
+    return visible(raw)
 
 
 def escape_text(text: str) -> str:

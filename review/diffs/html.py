@@ -9,11 +9,11 @@ expand buttons by `data-expand` and line cells by `data-side`/`data-line`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from html import escape
 
-from grading.domain.hostile_text import mixed_scripts, visible
+from grading.domain.hostile_text import mixed_scripts, scripts_of, visible
 from review.diffs.layout import Chunk, Row
 
 _CELL_CLASS = {
@@ -37,12 +37,27 @@ class SideHtml:
     new: Sequence[str]
     old_no_newline: frozenset[int]
     new_no_newline: frozenset[int]
+    # Added lines (by new-side position) with words that mix alphabets: warned about in place.
+    new_mixed: Mapping[int, Sequence[str]] = field(default_factory=dict)
 
 
-def _cell(side: str, no: int | None, pos: int | None, cls: str, html: str, nonl: bool) -> str:
+def _mixed_warning(words: Sequence[str]) -> str:
+    """The note after an added line whose identifiers mix alphabets (`lаbel`: Latin and
+    Cyrillic), which read as one name and are another."""
+    named = "; ".join(f"{w} ({' + '.join(s.title() for s in scripts_of(w))})" for w in words)
+    text = escape(visible(named), quote=False)
+    return (
+        f'<span class="d-mixed" title="A word on this line mixes alphabets">'
+        f"\u26a0 mixes alphabets: {text}</span>"
+    )
+
+
+def _cell(
+    side: str, no: int | None, pos: int | None, cls: str, html: str, nonl: bool, warn: str = ""
+) -> str:
     if no is None or pos is None:
         return '<td class="d-ln"></td><td class="d-code empty"></td>'
-    extra = _NO_NEWLINE if nonl else ""
+    extra = (_NO_NEWLINE if nonl else "") + warn
     return (
         f'<td class="d-ln" data-side="{side}" data-line="{no}">{no}</td>'
         f'<td class="d-code {cls}" data-side="{side}" data-line="{no}">{html}{extra}</td>'
@@ -53,6 +68,9 @@ def _row(row: Row, sides: SideHtml) -> str:
     old_cls, new_cls = _CELL_CLASS[row.kind]
     old_html = sides.old[row.old_pos] if row.old_pos is not None else ""
     new_html = sides.new[row.new_pos] if row.new_pos is not None else ""
+    mixed = (
+        sides.new_mixed.get(row.new_pos) if row.new_pos is not None and new_cls == "ins" else None
+    )
     return (
         f'<tr class="d-{row.kind}">'
         + _cell(
@@ -70,6 +88,7 @@ def _row(row: Row, sides: SideHtml) -> str:
             new_cls,
             new_html,
             row.new_pos in sides.new_no_newline,
+            _mixed_warning(mixed) if mixed else "",
         )
         + "</tr>"
     )
@@ -88,10 +107,12 @@ def render_table(
     sides: SideHtml,
     page: int,
     message: str = "",
+    paths: Sequence[str] = (),
 ) -> str:
-    """The `<table>` for one file page. `title` and `message` are plain text."""
+    """The `<table>` for one file page. `title` and `message` are plain text; `paths` are the
+    file's names (old and new), warned about when one mixes alphabets."""
     title = visible(title)
-    if mixed_scripts(path):
+    if any(mixed_scripts(p) for p in (*paths, path)):
         warning = "Warning: this file name mixes alphabets (e.g. a Cyrillic letter among Latin)."
         message = f"{message} {warning}" if message else warning
     out = [

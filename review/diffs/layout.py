@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from grading.diffs import FileDiff, Hunk, Line
+from grading.diffs import FileDiff, Hunk, Line, PostPair
 
 RowKind = Literal["equal", "replace", "delete", "insert"]
 ChunkKind = Literal["equal", "change", "collapsed", "gap"]
@@ -222,3 +222,34 @@ def chunk_items(items: Sequence[Item], context: int) -> list[Chunk]:
         run.append(item)
     flush(after_change=False)
     return chunks
+
+
+def rows_from_post_pair(pair: PostPair) -> tuple[Sides, list[Item]]:
+    """Rows between two candidates' post-patch versions of one file: A's lines on the old
+    side, B's on the new side, paired by difflib's alignment of each segment. Base lines no
+    hunk shows (a pair rebuilt from hunks alone) become gaps."""
+    sides = Sides(full=pair.complete)
+    items: list[Item] = []
+    for index, seg in enumerate(pair.segments):
+        unknown = pair.unknown_before(index)
+        if unknown:
+            items.append(Gap(unknown, ""))
+        a0, b0 = len(sides.old), len(sides.new)
+        sides.old += [ln.content for ln in seg.a]
+        sides.new += [ln.content for ln in seg.b]
+        for tag, i1, i2, j1, j2 in seg.opcodes():
+            if tag == "equal":
+                items += [
+                    Row("equal", seg.a[i].no, seg.b[j].no, a0 + i, b0 + j)
+                    for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+                ]
+                continue
+            for k in range(max(i2 - i1, j2 - j1)):
+                i, j = i1 + k, j1 + k
+                if i < i2 and j < j2:
+                    items.append(Row("replace", seg.a[i].no, seg.b[j].no, a0 + i, b0 + j))
+                elif i < i2:
+                    items.append(Row("delete", seg.a[i].no, None, a0 + i, None))
+                else:
+                    items.append(Row("insert", None, seg.b[j].no, None, b0 + j))
+    return sides, items

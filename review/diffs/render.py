@@ -13,10 +13,12 @@ from grading.diffs import (
     ChangeKind,
     FileComparison,
     FileDiff,
+    PostPair,
     compare_patches,
     decode_diff,
     parse_patch,
 )
+from grading.domain.hostile_text import mixed_script_words
 from review.diffs.highlight import (
     display_text,
     highlighted_lines,
@@ -32,10 +34,11 @@ from review.diffs.layout import (
     paginate,
     rows_from_full,
     rows_from_hunks,
+    rows_from_post_pair,
 )
 
 # Bump whenever the HTML for the same input and options changes, so cached fragments expire.
-RENDERER_VERSION = "2"
+RENDERER_VERSION = "3"
 
 # The page labels a binary file as such, whatever happened to it.
 ShownKind = ChangeKind | Literal["binary"]
@@ -124,6 +127,21 @@ def _marks(
     return old_marks, new_marks
 
 
+def _mixed_lines(items: list[Item], new: list[str]) -> dict[int, list[str]]:
+    """Added lines of this page whose words mix alphabets, by new-side position."""
+    out: dict[int, list[str]] = {}
+    for item in items:
+        if (
+            isinstance(item, Row)
+            and item.kind in ("insert", "replace")
+            and item.new_pos is not None
+        ):
+            words = mixed_script_words(new[item.new_pos])
+            if words:
+                out[item.new_pos] = words
+    return out
+
+
 def _wants_highlight(old: list[str], new: list[str], options: RenderOptions) -> bool:
     if max(len(old), len(new)) > options.highlight_max_lines:
         return False
@@ -170,12 +188,17 @@ def render_file(
 
     fid = file_id_for(file.path)
     html = render_table(
+        paths=[p for p in (file.old_path, file.new_path) if p],
         file_id=fid,
         path=file.path,
         title=_title(file),
         chunks=chunk_items(page_items, opts.context),
         sides=SideHtml(
-            old_html, new_html, frozenset(sides.old_no_newline), frozenset(sides.new_no_newline)
+            old_html,
+            new_html,
+            frozenset(sides.old_no_newline),
+            frozenset(sides.new_no_newline),
+            _mixed_lines(page_items, sides.new),
         ),
         page=page,
         message=_message(file),
@@ -268,3 +291,60 @@ def compare_files(
         render_patch(diff_b, old_files=old_files, options=options),
     )
     return [(r.path, r.a, r.b) for r in rows]
+
+
+HUNKS_ONLY = (
+    "Only the diffs' hunks are available for this file (no repository source): each side "
+    "shows what its hunks and the other's show, and the lines between them are not known."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPair:
+    """Two candidates' post-patch versions of one file, as one side-by-side table."""
+
+    path: str
+    html: str
+    complete: bool  # False: rebuilt from the hunks alone
+    identical: bool
+    highlighted: bool
+    differing: int  # rows where the two versions differ
+
+
+def render_post_pair(pair: PostPair, *, options: RenderOptions | None = None) -> RenderedPair:
+    """The diff between two candidates' post-patch versions (A old side, B new side):
+    highlighted per side, intra-line marks on paired lines, long equal runs folded."""
+    opts = options or RenderOptions()
+    sides, items = rows_from_post_pair(pair)
+    old = [display_text(t) for t in sides.old]
+    new = [display_text(t) for t in sides.new]
+    old_marks, new_marks = _marks(items, old, new) if opts.intraline else ({}, {})
+    highlighted = _wants_highlight(old, new, opts)
+    old_html = new_html = None
+    if highlighted:
+        old_html = highlighted_lines(old, pair.path, old_marks)
+        new_html = highlighted_lines(new, pair.path, new_marks)
+        highlighted = old_html is not None and new_html is not None
+    if old_html is None or new_html is None:
+        old_html, new_html = plain_lines(old, old_marks), plain_lines(new, new_marks)
+    identical = pair.identical
+    message = "" if pair.complete else HUNKS_ONLY
+    if identical:
+        message = (message + " " if message else "") + "The two versions are the same."
+    html = render_table(
+        file_id=file_id_for("post-pair:" + pair.path),
+        path=pair.path,
+        title=pair.path,
+        chunks=chunk_items(items, opts.context),
+        sides=SideHtml(old_html, new_html, frozenset(), frozenset()),
+        page=1,
+        message=message,
+    )
+    return RenderedPair(
+        path=pair.path,
+        html=html,
+        complete=pair.complete,
+        identical=identical,
+        highlighted=highlighted,
+        differing=sum(1 for i in items if isinstance(i, Row) and i.kind != "equal"),
+    )

@@ -8,7 +8,7 @@ from review.models.analytics import (
     StatsSnapshot,
 )
 from review.models.campaigns import Assignment, Campaign, CampaignGroup, Candidate
-from review.models.reviewing import ActivityEvent, Disagreement, FixRequest, Label
+from review.models.reviewing import ActivityEvent, ClaimMark, Disagreement, FixRequest, Label
 
 __all__ = [
     "ActivityEvent",
@@ -18,6 +18,7 @@ __all__ = [
     "Campaign",
     "CampaignGroup",
     "Candidate",
+    "ClaimMark",
     "ConsensusLabel",
     "Disagreement",
     "FixRequest",

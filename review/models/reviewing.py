@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from grading.models import GraderRun
+from review.claims import CLAIM_CRITERIA
 from review.models.campaigns import Assignment, Candidate
 
 CRITERIA = (
@@ -218,3 +219,45 @@ class Disagreement(models.Model):
 
     def __str__(self) -> str:
         return f"disagreement on candidate {self.candidate_id} ({self.status})"
+
+
+class ClaimMark(models.Model):
+    """A reviewer's mark on one of the grader's claims about the code, after the reveal.
+
+    A claim is one citation of `code` evidence by one judgement (`review.claims`): `claim_key`
+    names it within the grader run, `criterion` is what the judgement is about (a rubric
+    criterion, a severe issue, the tier or a reorder). The mark belongs to the reviewer's
+    candidate whose judgement cites the evidence.
+    """
+
+    class Mark(models.TextChoices):
+        CORRECT = "correct"
+        WRONG = "wrong"
+        UNSURE = "unsure", "Can't tell"
+
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="claim_marks")
+    grader_run = models.ForeignKey(GraderRun, on_delete=models.CASCADE, related_name="+")
+    claim_key = models.CharField(max_length=300)
+    evidence_id = models.CharField(max_length=100)
+    criterion = models.CharField(max_length=32)
+    mark = models.CharField(max_length=8, choices=Mark.choices)
+    marked_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["candidate_id", "claim_key"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["candidate", "grader_run", "claim_key"], name="claim_mark_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(mark__in=["correct", "wrong", "unsure"]), name="claim_mark_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(criterion__in=list(CLAIM_CRITERIA)),
+                name="claim_mark_criterion_known",
+            ),
+            models.CheckConstraint(condition=~Q(claim_key=""), name="claim_mark_key_set"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.mark} on {self.claim_key} (candidate {self.candidate_id})"

@@ -23,6 +23,7 @@ from review.stats.bootstrap import (
     interval_shown,
 )
 from review.stats.calibration import Calibration, calibrate_tiers
+from review.stats.claims import ClaimPrecision, claim_precision
 from review.stats.consensus import DawidSkene, dawid_skene_one_coin, median_tier
 from review.stats.cost import ReviewCostRecord, TierCost, cost_by_tier
 from review.stats.headline import criterion_kappas_with_ci, headline_with_ci, kappa_with_ci
@@ -52,6 +53,7 @@ __all__ = [
     "AuditCandidate",
     "BootstrapCI",
     "Calibration",
+    "ClaimPrecision",
     "DawidSkene",
     "GroupLambdaRecord",
     "LambdaCapStats",
@@ -63,6 +65,7 @@ __all__ = [
     "TierCost",
     "audit_two_runs",
     "calibrate_tiers",
+    "claim_precision",
     "cluster_bootstrap_ci",
     "cluster_bootstrap_many",
     "confusion_matrix",

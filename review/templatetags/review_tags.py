@@ -6,6 +6,7 @@ from typing import Any
 
 from django import template
 
+from grading.domain.hostile_text import mixed_scripts
 from grading.domain.hostile_text import visible as _visible
 from review.stats import MIN_TASKS_FOR_INTERVAL, TOO_FEW_TASKS, interval_shown
 
@@ -17,6 +18,12 @@ def visible(text: str) -> str:
     """Control, bidi and zero-width characters shown as marks (a file name with an RLO in it
     must not reorder the text around it)."""
     return _visible(str(text or ""))
+
+
+@register.filter
+def mixes_alphabets(name: str) -> bool:
+    """Whether a file name has a word mixing alphabets (`lаbel.py` with a Cyrillic а)."""
+    return mixed_scripts(str(name or ""))
 
 
 @register.filter

@@ -16,8 +16,9 @@ from django.views.decorators.http import require_POST
 
 from review.diffs import file_id_for
 from review.forms import FixRequestForm, LabelForm
-from review.models import Assignment
+from review.models import Assignment, ClaimMark
 from review.selectors.reviewing import fix_request_for_reviewer
+from review.services.claims import NothingToMarkError, claim_mark_set
 from review.services.diff_checks import file_by_id
 from review.services.reviewing import (
     NothingToFlagError,
@@ -185,4 +186,22 @@ def disagree(request: HttpRequest, assignment_id: int, token: str) -> HttpRespon
     except ValidationError as exc:
         return _errors(request, assignment, exc.messages, candidate.alias)
     messages.success(request, f"Flagged {candidate.alias} for adjudication.")
+    return _back(assignment, candidate.alias)
+
+
+@login_required
+@require_POST
+def claim_mark(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
+    """The reviewer's mark on one of the grader's claims about a candidate (after the reveal)."""
+    assignment = own_assignment(request, assignment_id)
+    candidate = own_candidate(assignment, token)
+    mark = request.POST.get("mark", "")
+    if mark not in ClaimMark.Mark.values:
+        return _errors(request, assignment, ["Choose correct, wrong or can't tell."], None)
+    try:
+        row = claim_mark_set(candidate=candidate, handle=request.POST.get("claim", ""), mark=mark)
+    except NothingToMarkError:
+        raise Http404("No such claim.") from None
+    if wants_json(request):
+        return JsonResponse({"ok": True, "mark": row.mark})
     return _back(assignment, candidate.alias)

@@ -12,13 +12,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
+from gagar_site.inert_text import inert_html, mark_inert
 from review.blinded_cache import (
     assignment_redactor,
+    compared_files,
     rendered_diffs,
     rendered_file_page,
     trajectory_slice,
 )
-from review.diffs import compare_rows
 from review.models import Assignment, Campaign
 from review.models.reviewing import TIER_TYPICAL_SCORES
 from review.presenters import review_page
@@ -81,12 +82,15 @@ def page(request: HttpRequest, assignment_id: int) -> HttpResponse:
         "typicalScores": TIER_TYPICAL_SCORES,
     }
     response = render(request, "review/page.html", context)
-    head, *rest = response.content.split(marker.encode())
+    # The page's own text made inert here, before the diffs (inert by construction) go in, so
+    # the safety net (gagar_site/inert_text.py) does not scan megabytes of diff again.
+    head, *rest = inert_html(response.content).split(marker.encode())
     parts = [head]
     for piece in rest:
         index, _, tail = piece.partition(b"-->")
         parts += [mains[int(index)], tail]
     response.content = b"".join(parts)
+    mark_inert(response)
     return response
 
 
@@ -99,22 +103,37 @@ def compare(request: HttpRequest, assignment_id: int) -> HttpResponse:
     a = by_token.get(request.GET.get("a", "")) or candidates[0]
     b = by_token.get(request.GET.get("b", "")) or candidates[min(1, len(candidates) - 1)]
     redactor = assignment_redactor(assignment=assignment)
-    diffs = rendered_diffs(
+    files = compared_files(
+        a=a.attempt.patch, b=b.attempt.patch, redactor=redactor, task=assignment.group.task
+    )
+    # The files only one candidate changes are listed apart, each with that candidate's diff.
+    own = rendered_diffs(
         patches={a.token: a.attempt.patch, b.token: b.attempt.patch},
         redactor=redactor,
         task=assignment.group.task,
     )
-    # Aligned and compared on the same redacted text the reviewer is shown.
-    rows = compare_rows(
-        redactor(a.attempt.patch.text) if a.attempt.patch else "",
-        redactor(b.attempt.patch.text) if b.attempt.patch else "",
-        diffs[a.token],
-        diffs[b.token],
-    )
+    own_by_path = {
+        "only_a": {f.path: f for f in own[a.token]},
+        "only_b": {f.path: f for f in own[b.token]},
+    }
+    apart = [
+        (f, a if f.kind == "only_a" else b, own_by_path[f.kind].get(f.path))
+        for f in files
+        if f.kind in own_by_path
+    ]
     return render(
         request,
         "review/compare.html",
-        {"assignment": assignment, "candidates": candidates, "a": a, "b": b, "rows": rows},
+        {
+            "assignment": assignment,
+            "candidates": candidates,
+            "a": a,
+            "b": b,
+            "both": [f for f in files if f.kind == "both"],
+            "same": [f for f in files if f.kind == "same"],
+            "apart": apart,
+            "hunks_only": any(f.pair is not None and not f.pair.complete for f in files),
+        },
     )
 
 

@@ -5,6 +5,7 @@
 // strings: inserted HTML always comes from the server's own (escaping) templates.
 
 import { allSaved, installAutosave, save, showViewed } from "./js/autosave.js";
+import { installClaims } from "./js/claims.js";
 import { createContext } from "./js/context.js";
 import { installExpand } from "./js/expand.js";
 import { markFixes, markShares, openFix, submitFix } from "./js/fixes.js";
@@ -104,6 +105,7 @@ function start(root) {
     markFixes(panel);
     markShares(panel);
   }
+  installClaims(ctx);
   const fromHash = ctx.panels.find((p) => "#" + p.id === window.location.hash);
   showPanel(ctx, fromHash || ctx.panels[0], { quiet: true });
   // Just submitted: the end of the review is what to see, with where to go next focused.

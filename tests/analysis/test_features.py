@@ -161,3 +161,36 @@ def test_large_modules_are_checked_near_the_change_with_the_same_findings() -> N
         assert obs["c"][name].value > 0, name
     assert obs["c"]["dead_code"].value > 0  # the return after the return
     assert obs["c"]["long_lines"].evidence[0].line_start > 1200
+
+
+@pytest.mark.parametrize("source", [False, True], ids=["patches", "source"])
+def test_lines_moved_into_a_new_block_are_structure_not_reformatting(source) -> None:
+    old = "    return sep.join(words).lower()\n"
+    guarded = "    if words:\n        return sep.join(words).lower()\n    return ''\n"
+    obs = _observe_one(scenario.FIX.replace(old, guarded), source=source)
+    assert obs["reformatted_lines"].value == 0  # re-indented because the patch wraps it
+    # The same line re-indented with no new block above it is reformatting.
+    obs = _observe_one(scenario.FIX.replace(old, "        return sep.join(words).lower()\n"),
+                       source=source)  # fmt: skip
+    assert obs["reformatted_lines"].value > 0
+    # A block opener the patch removes: its body, dedented, is structure too.
+    wrapped = scenario.FIX.replace(old, "    if True:\n    " + old)
+    inp = scenario.group("root", source=False)
+    unwrap = diff({"calc/text.py": (wrapped, scenario.FIX)})
+    _, _, got = observe(type(inp)(**{**inp.__dict__, "candidates": [CandidatePatch("c", unwrap)]}))
+    assert got["c"]["reformatted_lines"].value == 0
+
+
+@pytest.mark.parametrize("source", [False, True], ids=["patches", "source"])
+def test_help_text_that_narrates_the_change_is_noise(source) -> None:
+    shout = 'return normalise(text).upper() + "!"'
+
+    def narrating(said: str) -> float:
+        text = scenario.FIX.replace(shout, f"return normalise(text).upper() + {said!r}")
+        obs = _observe_one(text, source=source)
+        return obs["narrating_comments"].value
+
+    assert narrating("! (now also strips spaces)") > 0
+    assert narrating("! It no longer keeps leading spaces.") > 0
+    assert narrating("!!") == 0  # plain text, no changelog wording
+    assert narrating("right away!") == 0

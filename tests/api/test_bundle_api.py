@@ -32,7 +32,10 @@ def test_it_imports_a_bundle_and_returns_ids(client_with_token):
     assert response.status_code == 201, response.content
     body = response.json()
     assert [g["task"] for g in body["groups"]] == ["t-1", "t-2"]
-    assert {g["id"] for g in body["groups"]} == set(Group.objects.values_list("id", flat=True))
+    assert {g["group_db_id"] for g in body["groups"]} == set(
+        Group.objects.values_list("id", flat=True)
+    )
+    assert all(isinstance(g["group_id"], str) for g in body["groups"])
 
 
 def test_a_retry_after_a_network_error_never_duplicates(client_with_token):
@@ -41,7 +44,7 @@ def test_a_retry_after_a_network_error_never_duplicates(client_with_token):
     again = post(client, jsonl(group()))
     assert again.status_code == 200
     assert again.json()["groups"][0]["outcome"] == "unchanged"
-    assert again.json()["groups"][0]["id"] == first.json()["groups"][0]["id"]
+    assert again.json()["groups"][0]["group_db_id"] == first.json()["groups"][0]["group_db_id"]
     assert Attempt.objects.count() == 2
 
 

@@ -60,6 +60,8 @@ def test_a_generated_client_submits_and_fetches(generated, live_server, token):
     submit = importlib.import_module("gagar_api_generated.api.training.training_groups_submit")
     step_adv = importlib.import_module("gagar_api_generated.api.training.training_step_advantages")
     runs_list = importlib.import_module("gagar_api_generated.api.runs.runs_list")
+    verdicts = importlib.import_module("gagar_api_generated.api.groups.group_verdicts")
+    grader_runs = importlib.import_module("gagar_api_generated.api.groups.group_grader_runs")
     models = importlib.import_module("gagar_api_generated.models")
     client = generated.AuthenticatedClient(base_url=live_server.url, token=token)
 
@@ -86,6 +88,17 @@ def test_a_generated_client_submits_and_fetches(generated, live_server, token):
         )
         infra = next(a for a in g.attempts if a.status.value == "infra_failed")
         assert infra.reward_equivalent is None and infra.reward_used is None
+        # The verdict and grader-run lists parse into the generated models (gagar.v2 shape).
+        listed = verdicts.sync(client=client, group_db_id=g.group_db_id)
+        assert isinstance(listed, models.VerdictsOutput), listed
+        (verdict,) = listed.results
+        assert verdict.grader_run_id == str(run.pk) and verdict.group_id == g.group_id
+        assert {(x.attempt_id, x.tier) for x in verdict.grades} == {
+            (cg.attempt.external_id, cg.tier) for cg in run.grades.all()
+        }
+        runs_of = grader_runs.sync(client=client, group_db_id=g.group_db_id)
+        assert isinstance(runs_of, models.GraderRunsOutput), runs_of
+        assert [r.grader_run_id for r in runs_of.results] == [str(run.pk)]
 
     runs = runs_list.sync(client=client)
     assert [r.name for r in runs.results] == ["run-1"] and runs.count == 1

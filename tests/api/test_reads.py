@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from grading.models import Group
+from grading.models import GraderRun, Group
 from tests.training.builders import config, grade, import_groups, step_group
 
 pytestmark = pytest.mark.django_db
@@ -47,20 +47,49 @@ def test_runs_and_steps_are_paginated(full, graded):
 
 def test_a_groups_grader_runs_and_verdicts(full, graded):
     group = graded[0]
+    by_id = {a.external_id: a.pk for a in group.attempts.all()}
+    # Stored as the loop writes it: candidates by attempt database id.
+    GraderRun.objects.filter(group=group).update(
+        verdict={
+            "candidates": {str(by_id[a]): {"tier": t} for a, (t, _) in TIERS.items()},
+            "ordering": [str(by_id[a]) for a in ("p1", "p3", "p4", "p2")],
+            "evidence": {"e1": {"type": "code", "candidate": str(by_id["p2"]), "path": "a.py"}},
+            "confidence": 0.5,
+        }
+    )
     runs = full.get(f"/api/v1/groups/{group.pk}/grader-runs").json()
-    assert runs["count"] == 1 and runs["results"][0]["status"] == "succeeded"
-    assert runs["results"][0]["config"] == "test-config"
+    assert runs["schema"] == "gagar.v2" and runs["count"] == 1
+    key = "run-1/0/t-0"  # imported without a group_id
+    assert (runs["group_id"], runs["group_db_id"]) == (key, group.pk)
+    (run,) = runs["results"]
+    assert run["status"] == "succeeded" and run["config"] == "test-config"
+    assert run["grader_run_id"] == str(GraderRun.objects.get(group=group).pk)
+    assert (run["group_id"], run["group_db_id"]) == (key, group.pk)
     verdicts = full.get(f"/api/v1/groups/{group.pk}/verdicts?config=test-config").json()
     (verdict,) = verdicts["results"]
-    assert [
-        (g["attempt_external_id"], g["tier"], g["rank_in_tier"]) for g in verdict["grades"]
-    ] == [
+    assert verdict["grader_run_id"] == run["grader_run_id"]
+    assert [(g["attempt_id"], g["tier"], g["rank_in_tier"]) for g in verdict["grades"]] == [
         ("p1", 1, 1),
         ("p3", 2, 1),
         ("p4", 2, 2),
         ("p2", 3, 1),
     ]
+    assert all(g["attempt_db_id"] == by_id[g["attempt_id"]] for g in verdict["grades"])
+    assert all(g["exploit"] is False and g["exploit_suspected"] is False for g in verdict["grades"])
+    # The verdict document names candidates by the bundle's attempt ids, as the grades do.
+    document = verdict["verdict"]
+    assert set(document["candidates"]) == {"p1", "p2", "p3", "p4"}
+    assert document["ordering"] == ["p1", "p3", "p4", "p2"]
+    assert document["evidence"]["e1"]["candidate"] == "p2" and document["confidence"] == 0.5
     assert full.get(f"/api/v1/groups/{group.pk}/verdicts?config=other").json()["count"] == 0
+
+
+def test_a_confirmed_exploit_is_flagged_beside_the_graders_tier(full, graded):
+    group = graded[0]
+    group.attempts.filter(external_id="p2").update(status="exploit_confirmed")
+    (verdict,) = full.get(f"/api/v1/groups/{group.pk}/verdicts").json()["results"]
+    grade = next(g for g in verdict["grades"] if g["attempt_id"] == "p2")
+    assert (grade["tier"], grade["exploit"]) == (3, True)
 
 
 def test_the_verdict_list_costs_a_fixed_number_of_queries(full, graded):

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from grading.models import Group
+from grading.models import GraderRun, Group
 from grading.selectors.training import ATTEMPT_COLUMNS, GROUP_COLUMNS
 from tests.importers.helpers import jsonl
-from tests.training.builders import config, grade, step_group
+from tests.training.builders import config, grade, import_groups, step_group
 
 pytestmark = pytest.mark.django_db
 SUBMIT = "/api/v1/training/groups"
@@ -57,7 +57,7 @@ def test_every_query_parameter_is_declared(schema):
 
     advantages = {"config", "deadline", "lambda_max", "normalize_std", "std_ddof", "std_eps"}
     assert advantages <= names("/api/v1/training/runs/{run}/steps/{step}/advantages")
-    assert advantages <= names("/api/v1/training/groups/{group_id}/advantages")
+    assert advantages <= names("/api/v1/training/groups/{group_db_id}/advantages")
     assert {"run", "step", "repo", "campaign", "config", "page", "page_size"} <= names(
         "/api/v1/labels"
     )
@@ -118,3 +118,90 @@ def test_the_interactive_docs_are_served_with_local_assets(client):
     html = page.content.decode()
     assert "swagger-ui" in html and "http://" not in html and "https://" not in html
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/" in html
+
+
+def _operation_schema(schema: dict[str, Any], path: str) -> dict[str, Any]:
+    node = schema["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]
+    return _resolve(schema, node["schema"])
+
+
+def _declared(schema: dict[str, Any], node: dict[str, Any], value: Any, where: str) -> None:
+    """`value` has exactly the declared properties, nulls only where nullable (recursively)."""
+    node = _resolve(schema, node)
+    if isinstance(value, dict) and "properties" in node:
+        assert set(value) == set(node["properties"]), where
+        for key, v in value.items():
+            prop = node["properties"][key]
+            if v is None:
+                assert _nullable(prop), f"{where}.{key}"
+            elif "items" in prop and isinstance(v, list):
+                for item in v:
+                    _declared(schema, prop["items"], item, f"{where}.{key}[]")
+            elif "$ref" in prop or "allOf" in prop:
+                _declared(schema, prop, v, f"{where}.{key}")
+
+
+def test_grader_run_and_verdict_rows_are_declared_field_for_field(schema, full):
+    (group,) = import_groups(step_group("t-1"))
+    grade(group, config(), {"p1": (1, 1), "p2": (3, 1), "p3": (3, 1), "p4": (2, 1)})
+    GraderRun.objects.create(group=group, config=config("other"), status="pending")
+    for path in ("grader-runs", "verdicts"):
+        body = full.get(f"/api/v1/groups/{group.pk}/{path}").json()
+        assert body["count"] >= 1
+        _declared(schema, _operation_schema(schema, f"/api/v1/groups/{{group_db_id}}/{path}"),
+                  body, path)  # fmt: skip
+
+
+def _walk(value: Any, where: str = "") -> list[str]:
+    """Where an answer breaks the gagar.v2 encoding: an id that is not a string (database ids
+    are `*_db_id` integers), a tier that is not 1–3 or null."""
+    bad: list[str] = []
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            bad += _walk(item, f"{where}[{i}]")
+    if not isinstance(value, dict):
+        return bad
+    for key, v in value.items():
+        here = f"{where}.{key}"
+        if key.endswith("_db_id"):
+            if not isinstance(v, int):
+                bad.append(here)
+        elif (key == "id" or key.endswith("_id")) and v is not None and not isinstance(v, str):
+            bad.append(here)
+        elif (
+            (key == "tier" or key.endswith("_tier"))
+            and key != "rank_in_tier"
+            and v is not None
+            and (isinstance(v, bool) or v not in (1, 2, 3))
+        ):
+            bad.append(f"{here}={v!r}")
+        if key != "verdict":  # the verdict document: the grader's own protocol (gagar.verdict.v1)
+            bad += _walk(v, here)
+    return bad
+
+
+def test_every_json_answer_has_string_ids_and_one_tier_encoding(full):
+    submitted = full.post(SUBMIT, jsonl(step_group("t-1"), step_group("t-2")),
+                          content_type="application/x-ndjson")  # fmt: skip
+    imported = full.post("/api/v1/bundles", jsonl(step_group("t-3")),
+                         content_type="application/x-ndjson")  # fmt: skip
+    groups = list(Group.objects.order_by("pk"))
+    for g in groups:
+        grade(g, config(), {"p1": (1, 1), "p2": (3, 1), "p3": (3, 1), "p4": (2, 1)})
+    g, cfg = groups[0], "?config=test-config"
+    answers = {
+        "submit": submitted,
+        "bundles": imported,
+        "step advantages": full.get(f"/api/v1/training/runs/run-1/steps/0/advantages{cfg}"),
+        "group advantages": full.get(f"/api/v1/training/groups/{g.pk}/advantages{cfg}"),
+        "runs": full.get("/api/v1/runs"),
+        "steps": full.get("/api/v1/runs/run-1/steps"),
+        "grader runs": full.get(f"/api/v1/groups/{g.pk}/grader-runs"),
+        "verdicts": full.get(f"/api/v1/groups/{g.pk}/verdicts"),
+        "labels": full.get("/api/v1/labels?run=run-1"),
+    }  # fmt: skip
+    for name, response in answers.items():
+        assert response.status_code in (200, 201), (name, response.content[:300])
+        assert _walk(response.json()) == [], name
+    one = answers["group advantages"].json()
+    assert (one["group_id"], one["group_db_id"]) == ("run-1/0/t-1", g.pk)

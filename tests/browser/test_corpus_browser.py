@@ -14,6 +14,7 @@ from tests.browser.conftest import login
 from tests.factories import StaffFactory, UserFactory
 from tests.importers.helpers import jsonl
 from tests.security.corpus import HUGE, PAYLOADS, fits_a_name
+from tests.security.hostile_text import SHOWN_TEXT_JS, raw_in
 from tests.security.test_corpus import api_client, hostile_group, post_bundle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -41,6 +42,8 @@ class Watch:
         injected = self.page.eval_on_selector_all(INJECTED, "els => els.map(e => e.outerHTML)")
         assert not injected, (where, injected[:3])
         assert not self.fired, (where, self.fired)
+        # The bidi and NUL payloads: shown as marks in the page's text, never raw.
+        assert raw_in(self.page.evaluate(SHOWN_TEXT_JS)) == [], where
 
 
 def _import_corpus() -> int:

@@ -134,8 +134,17 @@ def test_reads_labels_verdicts_and_exports_come_through_the_client(gagar, gradin
     assert [s["step"] for s in gagar.steps(RUN)] == [0]
     group_db_id = adv.group(f"{RUN}/0/t-a").group_db_id
     (verdict,) = gagar.verdicts(group_db_id)
-    assert {g["attempt_external_id"] for g in verdict["grades"]} == {"r0", "r1", "r2"}
-    assert gagar.grader_runs(group_db_id)[0]["status"] == "succeeded"
+    # gagar.v2: grades keyed by (group id, attempt id), tier 1–3 or null plus exploit flags.
+    assert set(verdict.by_key()) == {(f"{RUN}/0/t-a", a) for a in ("r0", "r1", "r2")}
+    assert all(g.tier in (1, 2, 3) and g.exploit is False for g in verdict.grades)
+    assert verdict.document is not None and set(verdict.document["candidates"]) <= {
+        "r0",
+        "r1",
+        "r2",
+    }
+    (run,) = gagar.grader_runs(group_db_id)
+    assert run.status == "succeeded" and run.grader_run_id == verdict.grader_run_id
+    assert run.group == f"{RUN}/0/t-a" and run.group_db_id == group_db_id
     labels = gagar.labels(run=RUN, page_size=5)
     assert len(labels) == 16 and {r["attempt_id"] for r in labels} >= {"r0", "r7"}
     path = gagar.export("advantages", tmp_path / "adv.zip", format="jsonl", run=RUN)
@@ -157,7 +166,7 @@ def test_the_async_client_has_the_same_calls(live_server, token, grading_worker,
             assert [s["step"] for s in await client.steps(RUN)] == [3]
             db_id = adv.group(f"{RUN}/3/t-a").group_db_id
             assert len(await client.verdicts(db_id)) == 1
-            assert (await client.grader_runs(db_id))[0]["status"] == "succeeded"
+            assert (await client.grader_runs(db_id))[0].status == "succeeded"
             assert len(await client.labels(run=RUN)) == 16
             again = await client.group_advantages(db_id)
             assert again.get(f"{RUN}/3/t-a", "r0") == adv.get(f"{RUN}/3/t-a", "r0")

@@ -141,3 +141,27 @@ def test_a_failing_endpoint_is_retried_then_the_group_falls_back(
     assert not CandidateGrade.objects.filter(run=run).exists()
     grading = group_grading_status(group=sample_group, config=config)
     assert grading.fallback and "HTTP 500" in grading.reason
+
+
+def test_an_exception_on_a_worker_ends_the_run_failed_and_the_group_falls_back(
+    sample_group: Group, broker: None, llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    # An answer the client cannot read (a token count that is not a number): a ValueError in
+    # the run, not a transient error, so it is not retried.
+    body = openai_response("Looking.", [])
+    body["usage"] = {"prompt_tokens": "many", "completion_tokens": 1}
+    llm.enqueue(FakeResponse(body=body))
+    config = GraderConfig.objects.create(
+        name="fake-openai-garbled", backend="openai", base_url=f"{llm.url}/v1", model="fake-model"
+    )
+    run = request(sample_group, config)
+    with worker("crasher", tmp_path) as w:
+        wait_for(lambda: status(run).status == "failed", 60, "the run to fail", w)
+        # The worker lives on and takes the next run.
+        nxt = request(sample_group, grader_config_default())
+        wait_for(lambda: status(nxt).status == "succeeded", 60, "the next run", w)
+    assert run.failure_reason.startswith("ValueError: invalid literal for int()"), run
+    assert run.deliveries == 1 and len(llm.requests) == 1
+    assert not CandidateGrade.objects.filter(run=run).exists()
+    grading = group_grading_status(group=sample_group, config=config)
+    assert grading.fallback and "ValueError" in grading.reason

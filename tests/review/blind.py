@@ -83,3 +83,71 @@ def forbidden_strings(group: Group) -> list[str]:
 def leaks(body: str, forbidden: list[str]) -> list[str]:
     low = body.lower()
     return [s for s in forbidden if s.lower() in low]
+
+
+CLAIM_TEXT = "GRADER-CLAIM-91ab"
+
+
+def grader_claims_for(group: Group, config_name: str = "claims-grader") -> GraderRun:
+    """A succeeded run whose judgements cite `code` evidence on each passing attempt's own
+    first added line (its minimality score) and the base side of its first removed line
+    (a severe issue), as a model grader's verdict does."""
+    from review.diffs import parse_patch
+
+    config, _ = GraderConfig.objects.get_or_create(
+        name=config_name, defaults={"backend": "heuristic", "model": "grader-model-x9"}
+    )
+    passing = [a for a in group.attempts.order_by("index") if a.passed and a.patch_id]
+    evidence: dict[str, dict[str, object]] = {}
+    run = GraderRun.objects.create(
+        group=group, config=config, status=GraderRun.Status.SUCCEEDED, verdict={}
+    )
+    for n, a in enumerate(passing):
+        files = [f for f in parse_patch(a.patch.text) if f.hunks]
+        added = next((f, ln) for f in files for h in f.hunks for ln in h.lines if ln.kind == "+")
+        evidence[f"E{n}a"] = {
+            "type": "code",
+            "candidate": str(a.pk),
+            "path": added[0].path,
+            "line_start": added[1].new_no,
+            "line_end": added[1].new_no,
+            "side": "post",
+        }
+        removed = next(
+            ((f, ln) for f in files for h in f.hunks for ln in h.lines if ln.kind == "-"), None
+        )
+        issue_ids = []
+        if removed is not None:
+            evidence[f"E{n}b"] = {
+                "type": "code",
+                "candidate": "base",
+                "path": removed[0].old_path or removed[0].path,
+                "line_start": removed[1].old_no,
+                "line_end": removed[1].old_no,
+                "side": "pre",
+            }
+            issue_ids = [f"E{n}b"]
+        scores = {c: {"score": 4, "rationale": GRADER_RATIONALE, "evidence": []} for c in CRITERIA}
+        scores["minimality_of_changes"] = {
+            "score": 2,
+            "rationale": f"{CLAIM_TEXT}: adds more than the fix needs",
+            "evidence": [f"E{n}a"],
+        }
+        run.grades.create(
+            attempt=a,
+            tier=1 + n % 3,
+            rank_in_tier=1,
+            weighted_score=3.6,
+            scores=scores,
+            severe_issues=[
+                {
+                    "category": "side_effect",
+                    "description": "drops a base line",
+                    "evidence": issue_ids,
+                }
+            ],
+            summary=GRADER_SECRET,
+        )
+    run.verdict = {"candidates": {str(a.pk): {"tier": 1} for a in passing}, "evidence": evidence}
+    run.save(update_fields=["verdict"])
+    return run

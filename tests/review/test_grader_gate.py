@@ -57,15 +57,15 @@ def test_grader_fit_on_the_imported_reviews_reproduces_the_shipped_fit(experts: 
     shipped = load_default_fit()
     for mode in ("reference", "consensus"):
         mine, theirs = fit.model(mode), shipped.model(mode)
-        assert mine.weights == pytest.approx(theirs.weights, abs=1e-6)
-        assert mine.cuts == pytest.approx(theirs.cuts, abs=1e-6)
+        assert mine.weights == pytest.approx(theirs.weights, abs=2e-6)  # rounded to 1e-6
+        assert mine.cuts == pytest.approx(theirs.cuts, abs=2e-6)
     assert stored.held_out["reference"] == shipped.held_out["reference"]
     assert fit.trained_on["task_ids"] and stored.campaigns == ["experts"]
     assert f"stored fit {stored.version}" in out
     assert "held out (leave-one-task-out, whole tasks)" in out
     # The table: against the consensus, each reviewer, the reviewers against each other and
     # the floor, with intervals.
-    assert "| team | consensus | 63 | 0.771 [" in out
+    assert "| team | consensus | 63 | 0.733 [" in out
     assert out.count("| team | ") == 3
     assert "| smaller diff | consensus |" in out and "| random (mean of draws) |" in out
     # The configuration now grades with its stored fit.
@@ -127,12 +127,12 @@ def test_the_shipped_fit_is_approved_on_its_leave_one_task_out_figures(settings:
     state = grader_approval_state(config=config)
     assert state.approved and state.basis == "leave_one_task_out"
     approval = GraderApproval.objects.get()
-    assert approval.figures["stats"]["kappa"]["estimate"] == pytest.approx(0.7714)
+    assert approval.figures["stats"]["kappa"]["estimate"] == pytest.approx(0.7329)
     assert approval.decided_by == "lead"
     # Stricter thresholds: the decision is recorded, and it is not an approval.
-    settings.GAGAR_GATE_MIN_CONCORDANCE = 0.90
+    settings.GAGAR_GATE_MIN_CONCORDANCE = 0.95
     out = run("grader_eval", "--config", "default:analysis", "--approve", "--shipped-fit")
-    assert "NOT APPROVED" in out and "concordance 0.884 < 0.9" in out
+    assert "NOT APPROVED" in out and "concordance 0.905 < 0.95" in out
     state = grader_approval_state(config=config)
     assert not state.approved and "concordance" in state.reason
 

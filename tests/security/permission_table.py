@@ -169,6 +169,14 @@ ROUTES: dict[str, Route] = {
         method="post",
         kwargs=_candidate,
     ),
+    "review/a/<int:assignment_id>/c/<str:token>/claim": Route(
+        # Before submission there is no claim to mark, for the owner too: the same 404.
+        OWN_POST,
+        method="post",
+        kwargs=_candidate,
+        data=lambda w: {"claim": "k0", "mark": "correct"},
+        json=True,
+    ),
     "review/a/<int:assignment_id>/c/<str:token>/viewed": Route(
         {**OWN_POST, "owner": "200"}, method="post", kwargs=_candidate, data=_viewed, json=True
     ),
@@ -241,8 +249,8 @@ ROUTES: dict[str, Route] = {
         body=_bundle(),
         content_type="application/x-ndjson",
     ),
-    "api/v1/training/groups/<int:group_id>/advantages": Route(
-        API_SUBMIT, kwargs=lambda w: {"group_id": w.group.pk}, query="?config=test-config"
+    "api/v1/training/groups/<int:group_db_id>/advantages": Route(
+        API_SUBMIT, kwargs=lambda w: {"group_db_id": w.group.pk}, query="?config=test-config"
     ),
     "api/v1/training/runs/<str:run>/steps/<int:step>/advantages": Route(
         API_SUBMIT,
@@ -252,10 +260,12 @@ ROUTES: dict[str, Route] = {
     # Reads (scope read) and exports (scope export): grader output, never for a reviewer.
     "api/v1/runs": Route(API),
     "api/v1/runs/<str:run>/steps": Route(API, kwargs=lambda w: {"run": w.group.step.run.name}),
-    "api/v1/groups/<int:group_id>/grader-runs": Route(
-        API, kwargs=lambda w: {"group_id": w.group.pk}
+    "api/v1/groups/<int:group_db_id>/grader-runs": Route(
+        API, kwargs=lambda w: {"group_db_id": w.group.pk}
     ),
-    "api/v1/groups/<int:group_id>/verdicts": Route(API, kwargs=lambda w: {"group_id": w.group.pk}),
+    "api/v1/groups/<int:group_db_id>/verdicts": Route(
+        API, kwargs=lambda w: {"group_db_id": w.group.pk}
+    ),
     "api/v1/labels": Route(API),
     "api/v1/exports/advantages": Route(
         API, query="?format=jsonl&config=test-config&run=sample-run"

@@ -404,6 +404,63 @@ HUGE_FIELDS: dict[str, tuple[Change, str, str]] = {
 }
 
 
+def _nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+# What the safe JSON reader refuses (nesting bombs, huge or out-of-range integers, NaN and
+# Infinity, lone surrogates), in each SWE-bench file: tasks, predictions, reports.
+UNSAFE_FIELDS: dict[str, tuple[Change, str, str]] = {
+    "lone surrogate in an instance id": (
+        _both_ids("task-\ud800"),
+        "$.instance_id",
+        "lone surrogate",
+    ),
+    "lone surrogate in a model name": (
+        _prediction(model_name_or_path="model-\udc00"),
+        "$.model_name_or_path",
+        "lone surrogate",
+    ),
+    "lone surrogate in a problem statement": (
+        _task(problem_statement="fix \ud800 this"),
+        "$.problem_statement",
+        "lone surrogate",
+    ),
+    "lone surrogate in a model patch": (
+        _prediction(model_patch=new_file_patch("src/a.py", "x = '\ud800'")),
+        "$.model_patch",
+        "lone surrogate",
+    ),
+    "NaN in a report": (
+        _report({"resolved": True, "tests_status": {"score": float("nan")}}),
+        "",
+        "NaN is not JSON",
+    ),
+    "Infinity in task metadata": (_task(version=float("inf")), "", "Infinity is not JSON"),
+    "integer of 31 digits in a prediction": (_prediction(cost=10**30), "", "31 digits"),
+    "integer over int64 in a report": (
+        _report({"resolved": True, "tests_status": {"n": 2**64}}),
+        "$.task-plain.tests_status.n",
+        "64-bit",
+    ),
+    "nesting bomb in a prediction": (_prediction(extra=_nested(500)), "", "nested deeper"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNSAFE_FIELDS))
+def test_unsafe_json_in_a_swebench_file_is_refused_with_file_line_and_field(
+    case: str, tmp_path: Path
+) -> None:
+    change, where, words = UNSAFE_FIELDS[case]
+    message = _refusal(tmp_path, change)
+    assert words in message and (not where or f": {where}" in message), message[:2000]
+    assert str(tmp_path / "hostile") in message, message[:2000]
+    assert "Traceback" not in message and len(message) < 2000, message[:2000]
+
+
 def _refusal(tmp_path: Path, change: Change) -> str:
     # Something already imported: a refused file must leave it, and add nothing to it.
     import_swebench(hostile_inputs("seed", "seed", names=False).write(tmp_path / "seed"))

@@ -182,6 +182,46 @@ def test_the_api_answers_400_with_line_and_field(api: APIClient, name: str) -> N
     assert counts() == dict.fromkeys(counts(), 0)
 
 
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_training_api_answers_400_problem_details_with_line_and_field(
+    api: APIClient, name: str
+) -> None:
+    line, field, words = CASES[name]
+    for query in ("", "?partial=true"):
+        response = api.post(
+            f"/api/v1/training/groups{query}",
+            data=line() + b"\n",
+            content_type="application/x-ndjson",
+        )
+        assert response.status_code == 400, response.content[:300]
+        assert response["Content-Type"].startswith("application/problem+json")
+        text = response.content.decode()
+        assert words in text and "SELECT" not in text and "INSERT" not in text
+        problem = response.json()
+        assert problem["status"] == 400 and problem["title"] == "Invalid bundle"
+        (one,) = problem["problems"]
+        assert one["line"] == 1 and one["field"].startswith(field), one
+    assert counts() == dict.fromkeys(counts(), 0)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_import_command_refuses_it_with_file_line_and_field(tmp_path: Path, name: str) -> None:
+    line, field, words = CASES[name]
+    path = tmp_path / "hostile.jsonl"
+    path.write_bytes(line() + b"\n")
+    for partial in ((), ("--partial",)):
+        err = io.StringIO()
+        with pytest.raises(CommandError, match="nothing was written"):
+            call_command(
+                "import", "bundle", str(path), "--no-progress", *partial,
+                stdout=io.StringIO(), stderr=err,
+            )  # fmt: skip
+        said = err.getvalue()
+        assert f"{path}:1: {field}" in said and words in said, said[:500]
+        assert "SELECT" not in said and "INSERT" not in said and "Traceback" not in said
+    assert counts() == dict.fromkeys(counts(), 0)
+
+
 def test_the_api_refuses_an_empty_or_blank_body(api: APIClient) -> None:
     for body in (b"", b"  \n\n"):
         response = api.post("/api/v1/bundles", data=body, content_type="application/x-ndjson")
@@ -303,5 +343,31 @@ def test_a_report_naming_instances_not_in_the_tasks_is_warned_about(tmp_path: Pa
     output = io.StringIO()
     err = io.StringIO()
     call_command("import", "swebench", *inputs.write(tmp_path), stdout=output, stderr=err)
-    said = output.getvalue() + err.getvalue()
-    assert "names 2 instances not in the tasks: 'ghost-1', 'ghost-2'" in said, said
+    # A warning in the import's summary, and the import goes through.
+    said = output.getvalue()
+    assert "names 2 instances not in the tasks: 'ghost-1', 'ghost-2' (ignored)" in said, said
+    assert "note: " in said and Group.objects.count() == 1
+
+
+@pytest.mark.parametrize("which", ["tasks", "predictions"])
+@pytest.mark.parametrize("body", ["", " \n\t\n", "[]"])
+def test_the_swebench_import_fails_on_an_empty_file(tmp_path: Path, which: str, body: str) -> None:
+    files = {
+        "tasks": json.dumps({"instance_id": "a-1", "repo": "a/b", "problem_statement": "x"}),
+        "predictions": json.dumps(
+            {"instance_id": "a-1", "model_name_or_path": "m", "model_patch": _edit_patch(1)}
+        ),
+    }
+    files[which] = body
+    for name, text in files.items():
+        (tmp_path / f"{name}.json").write_text(text)
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="nothing was written"):
+        call_command(
+            "import", "swebench", "--tasks", str(tmp_path / "tasks.json"),
+            "--predictions", str(tmp_path / "predictions.json"), "--no-progress",
+            stdout=io.StringIO(), stderr=err,
+        )  # fmt: skip
+    what = "no task records" if which == "tasks" else "no predictions"
+    assert f"{tmp_path / f'{which}.json'}: {what} (the file is empty" in err.getvalue()
+    assert counts() == dict.fromkeys(counts(), 0)

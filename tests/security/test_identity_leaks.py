@@ -21,6 +21,7 @@ from django.urls import reverse
 from grading.models import GraderConfig, GraderRun, Group
 from review.models import Assignment, Campaign
 from review.models.reviewing import CRITERIA
+from review.selectors.claims import candidate_claims
 from review.services.campaigns import campaign_create
 from tests.factories import StaffFactory, UserFactory
 from tests.security.identity_marks import MARKS, SIGNATURE, hostile_group_import, marks_in
@@ -36,11 +37,30 @@ def grader_run_with_marks(group: Group) -> GraderRun:
         name="leak-test-grader", defaults={"backend": "heuristic", "model": "grader-m"}
     )
     passing = [a for a in group.attempts.order_by("index") if a.passed]
+    # Code evidence on the agent's own files, by their real names (the claims drawn on the
+    # diff after the reveal must name them as the redacted diff does).
+    evidence = {
+        f"E{n}{k}": {
+            "type": "code",
+            "candidate": str(a.pk),
+            "path": path,
+            "line_start": 1,
+            "line_end": 1,
+            "side": "post",
+        }
+        for n, a in enumerate(passing)
+        for k, path in enumerate(("CLAUDE.md", f"humanize_lite/boundary_{n}.py"))
+    }
     run = GraderRun.objects.create(
         group=group,
         config=config,
         status=GraderRun.Status.SUCCEEDED,
-        verdict={"candidates": {str(a.pk): {"tier": 1} for a in passing}},
+        verdict={
+            "candidates": {
+                str(a.pk): {"tier": 1, "evidence": [f"E{n}1"]} for n, a in enumerate(passing)
+            },
+            "evidence": evidence,
+        },
     )
     for n, a in enumerate(passing):
         run.grades.create(
@@ -49,7 +69,12 @@ def grader_run_with_marks(group: Group) -> GraderRun:
             rank_in_tier=n + 1,
             weighted_score=4.0,
             scores={
-                c: {"score": 4, "rationale": f"the {SIGNATURE} comment is noise"} for c in CRITERIA
+                c: {
+                    "score": 4,
+                    "rationale": f"the {SIGNATURE} comment is noise",
+                    "evidence": [f"E{n}0", f"E{n}1"],
+                }
+                for c in CRITERIA
             },
             severe_issues=[
                 {"category": "other", "description": "commits CLAUDE.md and .cursorrules"}
@@ -127,9 +152,38 @@ def test_no_planted_identity_mark_reaches_the_reviewer(client: Client) -> None:
     assert named, "the review page names no URL"
     for url in sorted(named):
         record(f"GET {url}", client.get(url))
+    # Before submission the grader's claims do not exist for this reviewer: no claim on the
+    # page, and marking one (by the handle it will have after the reveal) is not found.
+    assert "rv-claim" not in page
+    run = GraderRun.objects.get(group=mine.group, config__name="leak-test-grader")
+    for n, c in enumerate(candidates):
+        handles = [cc.handle for cc in candidate_claims(run=run, candidates=[c])]
+        assert handles
+        early = client.post(
+            reverse("review:claim", args=[mine.pk, c.token]),
+            {"claim": handles[0], "mark": "correct"},
+            **JSON,
+        )
+        assert early.status_code == 404
+        record(f"claim before submit {n}", early)
     record("submit", client.post(reverse("review:submit", args=[mine.pk]), **JSON))
     after = record("page after", client.get(page_url))
     assert "GRADER" not in page and "Brightfield" not in after
+    # The grader's claims, marked after the reveal: each form's answer too.
+    forms = re.findall(
+        r'<form method="post" action="([^"]+)" class="rv-claim-form">'
+        r'.*?name="claim" value="([^"]+)"',
+        after,
+        flags=re.S,
+    )
+    assert len(forms) >= 3 * len(CRITERIA), "no grader claim after the reveal"
+    # A claim on the agent's memory file names it as the diff does, so it can be drawn there.
+    assert re.search(r'class="rv-claim"[^>]*data-path="agent-file-\d+"', after)
+    for n, (action, handle) in enumerate(forms):
+        marked = client.post(html.unescape(action), {"claim": handle, "mark": "wrong"}, **JSON)
+        assert marked.status_code == 200, marked.content
+        record(f"claim mark {n}", marked)
+    record("page after marks", client.get(page_url))
     for url in sorted(_urls_named_in(after) - named):
         record(f"GET after {url}", client.get(url))
 

@@ -56,7 +56,7 @@ def test_the_script_receives_graded_advantages_per_group_and_attempt(live_server
     with Client(live_server.url, token) as gagar:
         submitted = example.submit_step(gagar, bundle)
         # Grading as a worker would do it, by the service (no worker in this test).
-        for run in GraderRun.objects.filter(group_id__in=[g.id for g in submitted.groups]):
+        for run in GraderRun.objects.filter(group_id__in=[g.group_db_id for g in submitted.groups]):
             grader_run_execute(run_id=run.pk, worker="test")
         adv = example.fetch_advantages(gagar, "run-1", 0, deadline_s=5)
     assert adv.counts["graded"] == 2, adv.groups[0]

@@ -58,7 +58,8 @@ FEATURES: tuple[FeatureSpec, ...] = (
     FeatureSpec("comments_added", "noise", "other", CONSISTENCY, "added comment lines",
                 max_tier=2),
     FeatureSpec("narrating_comments", "noise", "other", CONSISTENCY,
-                "comments that narrate the change instead of explaining the code", max_tier=2),
+                "comments (and help or message strings) that narrate the change instead of "
+                "explaining the code", max_tier=2),
     FeatureSpec("placeholder_text", "noise", "other", PRECISION,
                 "placeholder, hypothetical or TODO text in added lines"),
     FeatureSpec("reformatted_lines", "noise", "other", MINIMALITY,

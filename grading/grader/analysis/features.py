@@ -30,6 +30,13 @@ _PLACEHOLDER = re.compile(
     r"implement (this|me)|dummy)\b",
     re.IGNORECASE,
 )
+# The same in user-facing text (help strings, messages, docstrings): changelog wording that
+# describes this edit ("... Now includes the module name.") rather than what the code does.
+_NARRATING_TEXT = re.compile(
+    r"\b(now|no longer|any ?more|previously|(has|have|was|were) (been )?(changed|fixed|updated)|"
+    r"changed to|updated to|fixed to)\b",
+    re.IGNORECASE,
+)
 _SKIP_NAMES = {"skip", "skipif", "xfail", "skipTest", "skipIf", "skipUnless", "expectedFailure"}
 
 
@@ -152,7 +159,7 @@ def _python_file(
         counts["special_casing"] += 1
         ev.cite("special_casing", path, [line], "post", f"special-cases {lit[2:]!r} from the tests")
     _surface(fp, pre_or_empty, post, counts, ev)
-    _words(near, added, path, counts, ev)
+    _words(near, added, path, " ".join(fp.removed.values()), counts, ev)
     return pre, post, near
 
 
@@ -209,7 +216,9 @@ def _surface(
             )
 
 
-def _words(post: Synthetic, added: set[int], path: str, counts: Counter[str], ev: Evidence) -> None:
+def _words(
+    post: Synthetic, added: set[int], path: str, removed: str, counts: Counter[str], ev: Evidence
+) -> None:
     for line, text in pyfacts.comments(post, added):
         counts["comments_added"] += 1
         ev.cite("comments_added", path, [line], "post")
@@ -220,6 +229,12 @@ def _words(post: Synthetic, added: set[int], path: str, counts: Counter[str], ev
             counts["placeholder_text"] += 1
             ev.cite("placeholder_text", path, [line], "post", f"# {text[:80]}")
     for line, text in pyfacts.string_constants(post, added):
+        said = _NARRATING_TEXT.search(text)
+        # Only wording the removed lines did not have: an old "no longer" message is not new.
+        if said and not re.search(rf"\b{re.escape(said.group(0))}\b", removed, re.IGNORECASE):
+            counts["narrating_comments"] += 1
+            note = f"narrates the change: {text[:80]!r}"
+            ev.cite("narrating_comments", path, [line], "post", note)
         if _PLACEHOLDER.search(text):
             counts["placeholder_text"] += 1
             ev.cite("placeholder_text", path, [line], "post", repr(text[:80]))
@@ -272,6 +287,7 @@ def _reformatting(fp: FileDiff, counts: Counter[str], ev: Evidence) -> None:
     """Added lines that equal a removed line of the same hunk once whitespace, a trailing comma
     and a trailing comment are ignored: the candidate touched a line without changing it."""
     _, touched = unchanged_pairs(fp)
+    touched -= moved_into_new_block(fp, touched)
     if touched:
         counts["reformatted_lines"] += len(touched)
         ev.cite(
@@ -281,6 +297,39 @@ def _reformatting(fp: FileDiff, counts: Counter[str], ev: Evidence) -> None:
             "post",
             "touches lines without changing them",
         )
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def moved_into_new_block(fp: FileDiff, touched: set[int]) -> set[int]:
+    """Touched lines (new numbers) that are re-indented because the patch wraps them in a new
+    block (`if ...:` / `else:` added above them) or removes the block they were in: the
+    re-indentation is the change's structure, not reformatting."""
+    out: set[int] = set()
+    for hunk in fp.hunks:
+        post = [ln for ln in hunk.lines if ln.kind in "+ "]
+        pre = [ln for ln in hunk.lines if ln.kind in "- "]
+        for i, ln in enumerate(post):
+            if ln.kind != "+" or ln.new_no not in touched:
+                continue
+            # The line's new parent: the nearest line above it (post side) indented less.
+            parent = next((p for p in reversed(post[:i]) if p.content.strip()
+                           and _indent(p.content) < _indent(ln.content)), None)  # fmt: skip
+            if parent is not None and parent.kind == "+" and parent.content.rstrip().endswith(":"):
+                out.add(ln.new_no)
+        for i, ln in enumerate(pre):
+            if ln.kind != "-":
+                continue
+            parent = next((p for p in reversed(pre[:i]) if p.content.strip()
+                           and _indent(p.content) < _indent(ln.content)), None)  # fmt: skip
+            if parent is None or parent.kind != "-" or not parent.content.rstrip().endswith(":"):
+                continue
+            # The old block's opener is gone: its lines re-indented after it are structural.
+            out |= {p.new_no for p in post if p.kind == "+" and p.new_no in touched
+                    and p.content.strip() == ln.content.strip()}  # fmt: skip
+    return out
 
 
 def _dead_code(

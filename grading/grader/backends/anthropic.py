@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from grading.grader import tokens
 from grading.grader.backends.base import (
     CallOptions,
     Completion,
@@ -80,7 +79,7 @@ class AnthropicBackend(HttpBackend):
             tool_choice=options.tool_choice, thinking_budget=self.thinking_budget,
             cache=self.cache, stream=self.stream,
         )  # fmt: skip
-        estimate = tokens.request_tokens(messages, tools)
+        estimate = self._estimate(messages, tools)
         started = time.monotonic()
         acc, abandoned = stream_post(
             self._client,

@@ -84,7 +84,7 @@ class OpenAICompatBackend(HttpBackend):
             limit_parameter=self.limit_parameter, tool_choice=options.tool_choice,
             stream=self.stream,
         )  # fmt: skip
-        estimate = tokens.request_tokens(messages, tools)
+        estimate = self._estimate(messages, tools)
         started = time.monotonic()
         acc, abandoned = stream_post(
             self._client,

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from grading.grader import tokens
 from grading.grader.backends.base import PermanentBackendError, TransientBackendError
 
 RETRYABLE_STATUSES: frozenset[int] = frozenset({408, 429, 500, 502, 503, 504})
@@ -151,6 +152,8 @@ class HttpBackend:
         )
         self._owns_client = client is None
         self._client = client or httpx.Client(timeout=timeout_s)
+        # One backend per run: the request estimate counts each message of its conversation once.
+        self._estimate = tokens.RequestCounter()
         self._sleep = sleep
 
     def close(self) -> None:

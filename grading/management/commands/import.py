@@ -124,7 +124,10 @@ class Command(BaseCommand):
         for problem in report.problems:
             self.stderr.write(f"  {problem}")
         self.stdout.write(report.summary())
-        if report.rolled_back or (report.problems and not options["partial"]):
+        # With --partial, problems fail the command only when no group was imported at all
+        # (as the API answers 400): a script must not read "nothing imported" as success.
+        refused = report.problems and (not options["partial"] or not report.results)
+        if report.rolled_back or refused:
             raise CommandError("import failed; nothing was written")
 
     def _run(self, records: Any, options: dict[str, Any], bar: tqdm[Any]) -> ImportReport:

@@ -7,7 +7,14 @@ from gagar_client.aclient import AsyncClient
 from gagar_client.bundle import Attempt, Group, Task, Trajectory, bundle, validate
 from gagar_client.client import Client
 from gagar_client.errors import ApiError, BundleError, DeadlineExceeded, GagarError, Problem
-from gagar_client.models import AdvantageRow, Advantages, GroupAdvantages
+from gagar_client.models import (
+    AdvantageRow,
+    Advantages,
+    Grade,
+    GraderRun,
+    GroupAdvantages,
+    Verdict,
+)
 
 __all__ = [
     "AdvantageRow",
@@ -19,6 +26,8 @@ __all__ = [
     "Client",
     "DeadlineExceeded",
     "GagarError",
+    "Grade",
+    "GraderRun",
     "Group",
     "GroupAdvantages",
     "Problem",
@@ -26,6 +35,7 @@ __all__ = [
     "Submission",
     "Task",
     "Trajectory",
+    "Verdict",
     "bundle",
     "validate",
 ]

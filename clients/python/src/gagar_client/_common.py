@@ -73,13 +73,16 @@ def retry_after_s(response: httpx.Response) -> float | None:
 
 @dataclass(frozen=True)
 class SubmittedGroup:
-    id: Any
-    group_id: str | None
+    """One submitted group (`gagar.v2`): `group_id` is the join key of its advantage rows,
+    `group_db_id` the database id the per-group endpoints take."""
+
+    group_id: str
+    group_db_id: int
     run: str
     step: int
     task: str
     outcome: str
-    grader_run_id: Any
+    grader_run_id: str | None
     grading_status: str | None
 
 

@@ -26,7 +26,7 @@ from gagar_client._common import (
 )
 from gagar_client.bundle import Group
 from gagar_client.errors import DeadlineExceeded
-from gagar_client.models import Advantages
+from gagar_client.models import Advantages, GraderRun, Verdict
 
 __all__ = ["AsyncClient"]
 
@@ -168,23 +168,17 @@ class AsyncClient(_Base):
     async def steps(self, run: str) -> list[dict[str, Any]]:
         return await self._pages(f"/api/v1/runs/{quote(run, safe='')}/steps")
 
-    async def grader_runs(
-        self, group_db_id: int, *, config: str | None = None
-    ) -> list[dict[str, Any]]:
+    async def grader_runs(self, group_db_id: int, *, config: str | None = None) -> list[GraderRun]:
         response = await self._request(
             "GET", f"/api/v1/groups/{int(group_db_id)}/grader-runs", params=_params(config=config)
         )
-        results: list[dict[str, Any]] = response.json()["results"]
-        return results
+        return [GraderRun.from_dict(r) for r in response.json()["results"]]
 
-    async def verdicts(
-        self, group_db_id: int, *, config: str | None = None
-    ) -> list[dict[str, Any]]:
+    async def verdicts(self, group_db_id: int, *, config: str | None = None) -> list[Verdict]:
         response = await self._request(
             "GET", f"/api/v1/groups/{int(group_db_id)}/verdicts", params=_params(config=config)
         )
-        results: list[dict[str, Any]] = response.json()["results"]
-        return results
+        return [Verdict.from_dict(r) for r in response.json()["results"]]
 
     async def labels(self, *, page_size: int = 500, **filters: Any) -> list[dict[str, Any]]:
         return await self._pages("/api/v1/labels", _params(page_size=page_size, **filters))

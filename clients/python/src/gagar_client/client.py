@@ -26,7 +26,7 @@ from gagar_client._common import (
 )
 from gagar_client.bundle import Group
 from gagar_client.errors import DeadlineExceeded
-from gagar_client.models import Advantages
+from gagar_client.models import Advantages, GraderRun, Verdict
 
 __all__ = ["Client", "RetryPolicy", "Submission"]
 
@@ -181,19 +181,19 @@ class Client(_Base):
     def steps(self, run: str) -> list[dict[str, Any]]:
         return self._pages(f"/api/v1/runs/{quote(run, safe='')}/steps")
 
-    def grader_runs(self, group_db_id: int, *, config: str | None = None) -> list[dict[str, Any]]:
+    def grader_runs(self, group_db_id: int, *, config: str | None = None) -> list[GraderRun]:
+        """Every grader run of a group (by its database id: `group_db_id` of its rows)."""
         body = self._request(
             "GET", f"/api/v1/groups/{int(group_db_id)}/grader-runs", params=_params(config=config)
         ).json()
-        results: list[dict[str, Any]] = body["results"]
-        return results
+        return [GraderRun.from_dict(r) for r in body["results"]]
 
-    def verdicts(self, group_db_id: int, *, config: str | None = None) -> list[dict[str, Any]]:
+    def verdicts(self, group_db_id: int, *, config: str | None = None) -> list[Verdict]:
+        """A group's succeeded grader runs with their grades, keyed by (group id, attempt id)."""
         body = self._request(
             "GET", f"/api/v1/groups/{int(group_db_id)}/verdicts", params=_params(config=config)
         ).json()
-        results: list[dict[str, Any]] = body["results"]
-        return results
+        return [Verdict.from_dict(r) for r in body["results"]]
 
     def labels(self, *, page_size: int = 500, **filters: Any) -> list[dict[str, Any]]:
         """Calibrated tier labels: one row per attempt and grader configuration."""

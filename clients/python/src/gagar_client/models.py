@@ -186,3 +186,100 @@ class Advantages:
     @property
     def pending(self) -> list[str]:
         return [g.group for g in self.groups if g.status == "pending"]
+
+
+@dataclass(frozen=True)
+class GraderRun:
+    """One grader run of a group (`gagar.v2`: ids are strings, the group by its external id)."""
+
+    grader_run_id: str
+    group: str
+    group_db_id: int
+    config: str
+    replica: int
+    status: str
+    deliveries: int
+    failure_reason: str
+    llm_calls: int
+    cost_usd: float | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> GraderRun:
+        return cls(
+            grader_run_id=str(row["grader_run_id"]),
+            group=str(row["group_id"]),
+            group_db_id=int(row["group_db_id"]),
+            config=str(row["config"]),
+            replica=int(row["replica"]),
+            status=str(row["status"]),
+            deliveries=int(row["deliveries"]),
+            failure_reason=str(row.get("failure_reason") or ""),
+            llm_calls=int(row.get("llm_calls") or 0),
+            cost_usd=_float(row.get("cost_usd")),
+            raw=row,
+        )
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The grader's grade of one attempt: tier 1–3 or null, with `exploit_suspected` (the
+    grader's flag) and `exploit` (a confirmed exploit: the attempt's status)."""
+
+    group: str
+    attempt: str
+    tier: int | None
+    exploit_suspected: bool
+    exploit: bool
+    rank_in_tier: int | None
+    weighted_score: float
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def key(self) -> Key:
+        return (self.group, self.attempt)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A succeeded grader run: its grades, keyed by (group id, attempt id), and the verdict
+    document (candidates named by the bundle's attempt ids)."""
+
+    grader_run_id: str
+    group: str
+    group_db_id: int
+    config: str
+    replica: int
+    grades: tuple[Grade, ...]
+    document: dict[str, Any] | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> Verdict:
+        group = str(row["group_id"])
+        grades = tuple(
+            Grade(
+                group=group,
+                attempt=str(g["attempt_id"]),
+                tier=g.get("tier"),
+                exploit_suspected=bool(g.get("exploit_suspected")),
+                exploit=bool(g.get("exploit")),
+                rank_in_tier=g.get("rank_in_tier"),
+                weighted_score=float(g["weighted_score"]),
+                raw=g,
+            )
+            for g in row.get("grades") or ()
+        )
+        return cls(
+            grader_run_id=str(row["grader_run_id"]),
+            group=group,
+            group_db_id=int(row["group_db_id"]),
+            config=str(row["config"]),
+            replica=int(row["replica"]),
+            grades=grades,
+            document=row.get("verdict"),
+            raw=row,
+        )
+
+    def by_key(self) -> dict[Key, Grade]:
+        return {g.key: g for g in self.grades}
