@@ -140,5 +140,10 @@ def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
         "root": {"handlers": ["console"], "level": level},
         # Django's own request logger repeats 4xx/5xx that the access line already records;
         # keep its errors (they carry the traceback) and drop its warnings.
-        "loggers": {"django.request": {"level": "ERROR"}},
+        "loggers": {
+            "django.request": {"level": "ERROR"},
+            # Django's own console handler (debug only) printed each of its messages a second
+            # time beside ours ("Watching for file changes" twice under runserver): ours only.
+            "django": {"handlers": []},
+        },
     }

@@ -156,6 +156,10 @@ _BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    if CELERY_BROKER_URL in ("filesystem://", "filesystem:///"):
+        # The transport ignores the host, but without one kombu logs "No hostname was supplied.
+        # Reverting to default 'localhost'" on every connection (the quick start's output).
+        CELERY_BROKER_URL = "filesystem://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_BROKER_DIR / "queue"),
         "data_folder_out": str(_BROKER_DIR / "queue"),

@@ -11,9 +11,14 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from grading.domain.bundle import group_from_object
-from grading.models import Group
+from grading.models import GraderConfig, GraderRun, Group
 from grading.sample.build import build_repo, load_committed_group
-from grading.services.grader_runs import grader_config_default, grader_runs_request
+from grading.services.advantages import group_advantages_refresh
+from grading.services.grader_runs import (
+    grader_config_default,
+    grader_run_execute,
+    grader_runs_request,
+)
 from grading.services.imports import ImportReport, groups_import
 
 DEMO_USERS = (("admin", True), ("reviewer1", False), ("reviewer2", False))
@@ -28,6 +33,29 @@ class DemoAccount:
 
 def sample_repo_path() -> Path:
     return Path(settings.GAGAR_REPO_DIR) / "humanize-lite"
+
+
+SAMPLE_GROUP = "sample-humanize-lite-1024"
+SAMPLE_RUN = "sample-run"
+# Backends that need no model endpoint: a run takes seconds, so the demo grades in-process.
+OFFLINE_BACKENDS = (GraderConfig.Backend.ANALYSIS, GraderConfig.Backend.HEURISTIC)
+
+
+@dataclass(frozen=True)
+class SampleGrading:
+    config: str
+    status: str  # the grader run's status
+    advantages_stored: bool
+    on_worker: bool  # left to the worker (a model endpoint is configured)
+
+    def summary(self) -> str:
+        if self.on_worker:
+            return (
+                f"sent to the worker ({self.config}); its advantages are computed on the first "
+                "fetch (training API or export)"
+            )
+        stored = "advantages stored" if self.advantages_stored else "no advantages stored"
+        return f"graded by {self.config} ({self.status}), {stored}"
 
 
 def sample_load(*, grade: bool = True) -> ImportReport:
@@ -47,6 +75,25 @@ def sample_load(*, grade: bool = True) -> ImportReport:
         groups = Group.objects.filter(pk__in=[r.group_id for r in report.results])
         grader_runs_request(groups=groups, config=grader_config_default())
     return report
+
+
+def sample_grade() -> SampleGrading:
+    """Grade the sample group now with the default configuration when it needs no endpoint
+    (the offline graders take seconds), then store its advantages, so a first run's λ-cap
+    report and reveal have data before the worker starts. With a model endpoint configured
+    the run is left to the worker. A finished run is not graded again."""
+    config = grader_config_default()
+    group = Group.objects.get(external_id=SAMPLE_GROUP)
+    if config.backend not in OFFLINE_BACKENDS:
+        grader_runs_request(groups=[group], config=config)
+        return SampleGrading(config.name, "pending", False, True)
+    (run,) = grader_runs_request(groups=[group], config=config, enqueue=False)
+    if run.status in (GraderRun.Status.PENDING, GraderRun.Status.RUNNING):
+        grader_run_execute(run_id=run.pk, worker="demo")
+        run.refresh_from_db()
+    group_advantages_refresh(group_ids=[group.pk], config=config)
+    stored = group.advantages.filter(config=config, fallback=False).exists()
+    return SampleGrading(config.name, run.status, stored, False)
 
 
 def demo_accounts_ensure() -> list[DemoAccount]:

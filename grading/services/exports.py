@@ -48,6 +48,7 @@ from grading.selectors.gate import (
     grader_fit_version,
     graders_of_groups,
 )
+from grading.selectors.synthetic import synthetic_manifest
 from grading.selectors.training import (
     advantages_of_run,
     attempt_rows,
@@ -385,6 +386,11 @@ def advantages_export(
     return export_logged("advantages", fmt, started, result)
 
 
+def _run_scope(filters: dict[str, Any]) -> Q:
+    q = Q(step__run__name=filters["run"])
+    return q & Q(step__number=filters["step"]) if filters.get("step") is not None else q
+
+
 def _advantages_manifest(
     *,
     out_dir: Path,
@@ -419,6 +425,7 @@ def _advantages_manifest(
             "lambda_cap": LAMBDA_CAP_SCHEMA.names,
         },
         "configurations": [configuration],
+        "synthetic": synthetic_manifest(scope=_run_scope(filters)),
         # The fit (id, held-out figures) and approval of every fit version that graded the
         # exported groups: a run pinned to a configuration may span a refit.
         "graders": graders,

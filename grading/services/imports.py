@@ -46,6 +46,11 @@ NO_PASSING = "0 passing attempts"
 MAX_LISTED = 10
 
 
+def plural(n: int, word: str) -> str:
+    """`1 group`, `2 groups`: the summary is read by people."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 @dataclass
 class GroupResult:
     group_id: int
@@ -81,24 +86,26 @@ class ImportReport:
 
     def summary(self) -> str:
         head = (
-            f"{self.count('created')} groups created, {self.count('unchanged')} unchanged, "
-            f"{self.count('replaced')} replaced, {self.attempts_created} attempts written"
+            f"{plural(self.count('created'), 'group')} created, "
+            f"{self.count('unchanged')} unchanged, {self.count('replaced')} replaced, "
+            f"{plural(self.attempts_created, 'attempt')} written"
         )
         if self.rolled_back:
             head = f"nothing written ({len(self.problems)} problems; the file is all-or-nothing)"
         elif self.problems:
-            head += f"; {len(self.problems)} groups skipped"
+            head += f"; {plural(len(self.problems), 'group')} skipped"
         lines = [head]
         if not self.rolled_back and self.attempts_read:
-            lines.append(f"{self.attempts_passing} of {self.attempts_read} attempts pass")
+            read = plural(self.attempts_read, "attempt")
+            lines.append(f"{self.attempts_passing} of {read} pass")
         if not self.rolled_back and self.attempts_binary:
             lines.append(
-                f"{self.attempts_binary} attempts change binary files: stored and flagged; "
-                "reviewers and the grader see a binary change, not code"
+                f"{plural(self.attempts_binary, 'attempt')} change binary files: stored and "
+                "flagged; reviewers and the grader see a binary change, not code"
             )
         if not self.rolled_back and (self.no_source or self.with_source):
             lines.append(
-                f"repository source: {len(self.with_source)} tasks found, "
+                f"repository source: {plural(len(self.with_source), 'task')} found, "
                 f"{len(self.no_source)} no source"
             )
             shown = list(self.no_source.items())

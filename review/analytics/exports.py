@@ -26,6 +26,7 @@ from django.utils import timezone
 from grading.domain.contracts import described, struct
 from grading.models import Attempt, GraderConfig
 from grading.selectors.gate import graders_of_groups
+from grading.selectors.synthetic import SYNTHETIC_KEY, synthetic_manifest
 from grading.selectors.training import group_key
 from grading.services.exports import (
     FORMATS,
@@ -48,6 +49,7 @@ from review.models import (
     Disagreement,
     Label,
 )
+from review.models.reviewing import CRITERIA
 
 SCHEMA_VERSION = "gagar.labels.v2"
 BATCH = 2000
@@ -59,6 +61,17 @@ HUMAN_TIER = struct(
     described("tier", _I, "1–3; null for an exploit label.", nullable=True),
     described("exploit", _B, "Labelled exploit / test tampering."),
     described("rank_in_tier", _I, "Rank within the tier.", nullable=True),
+    described(
+        "rubric",
+        struct(*(described(c, _I, "1–5 or null.", nullable=True) for c in CRITERIA)),
+        "The five rubric scores as stored (pre-filled ones included; see rubric_prefilled).",
+    ),
+    described(
+        "rubric_prefilled",
+        pa.list_(_S),
+        "Criteria whose score was left as the tier pre-filled it, never set or confirmed by "
+        "the reviewer: per-criterion statistics leave them out.",
+    ),
 )
 CLAIM_MARK = struct(
     described("reviewer", _S, "Pseudonymous reviewer id."),
@@ -135,6 +148,12 @@ LABEL_SCHEMA = pa.schema(
             "reveal), for this row's configuration (every configuration's without one).",
         ),
         described("provenance", PROVENANCE, "Where the calibrated values came from."),
+        described(
+            "synthetic",
+            _B,
+            "Made by `manage.py demo --study` (synthetic groups, reviewers and graders), not "
+            "measured; the manifest's `synthetic` entry counts such groups.",
+        ),
     ]
 )
 LABEL_COLUMNS = tuple(LABEL_SCHEMA.names)
@@ -146,6 +165,13 @@ LABEL_TABLES = (
 def tier_fields(tier: str) -> tuple[int | None, bool]:
     """A stored label tier ('t1'…'t3', 'exploit' or '') as (tier 1–3 or null, exploit)."""
     return {"t1": 1, "t2": 2, "t3": 3}.get(tier), tier == "exploit"
+
+
+def prefilled_criteria(label: dict[str, Any]) -> list[str]:
+    """The criteria of a label (a `.values()` row) still holding the tier's pre-filled score, in
+    rubric order; a pre-filled criterion whose score was cleared is not pre-filled."""
+    left = set(label["prefilled"] or ())
+    return [c for c in CRITERIA if c in left and label[c] is not None]
 
 
 def reviewer_pseudonym(user_id: int) -> str:
@@ -166,6 +192,7 @@ def _attempt_values(filters: Filters) -> Any:
         "group__step__run__name",
         "group__step__number",
         "group__task__external_id",
+        f"group__step__run__metadata__{SYNTHETIC_KEY}",
     )
 
 
@@ -194,30 +221,35 @@ def _humans(
         )
         if filters.campaign is not None:
             q &= Q(candidate__assignment__campaign_id=filters.campaign)
-        for attempt_id, assignment_id, reviewer, tier, rank, sentinel in (
+        for lab in (
             Label.objects.filter(q)
             .exclude(tier="")
             .order_by("candidate__assignment__reviewer_id", "pk")
-            .values_list(
+            .values(
                 "candidate__attempt_id",
                 "candidate__assignment_id",
                 "candidate__assignment__reviewer_id",
                 "tier",
                 "rank_in_tier",
                 "candidate__assignment__sentinel",
+                "prefilled",
+                *CRITERIA,
             )
         ):
-            if sentinel:
-                sentinel_rows.add(assignment_id)
+            if lab["candidate__assignment__sentinel"]:
+                sentinel_rows.add(lab["candidate__assignment_id"])
+            tier, exploit = tier_fields(lab["tier"])
             yield (
-                attempt_id,
-                assignment_id,
+                lab["candidate__attempt_id"],
+                lab["candidate__assignment_id"],
                 {
-                    "reviewer": reviewer_pseudonym(reviewer),
-                    "tier": tier_fields(tier)[0],
-                    "exploit": tier_fields(tier)[1],
-                    "rank_in_tier": rank,
-                    "_assignment": assignment_id,
+                    "reviewer": reviewer_pseudonym(lab["candidate__assignment__reviewer_id"]),
+                    "tier": tier,
+                    "exploit": exploit,
+                    "rank_in_tier": lab["rank_in_tier"],
+                    "rubric": {c: lab[c] for c in CRITERIA},
+                    "rubric_prefilled": prefilled_criteria(lab),
+                    "_assignment": lab["candidate__assignment_id"],
                 },
             )
 
@@ -353,6 +385,7 @@ def _rows(
                         "consensus": c.method if c else None,
                         "grader_fit_version": _fit_version(cl),
                     },
+                    "synthetic": a[f"group__step__run__metadata__{SYNTHETIC_KEY}"] is True,
                 }
             )
     return rows
@@ -466,6 +499,7 @@ def labels_export(
         "files": files,
         "contract": contract,
         "columns": list(LABEL_COLUMNS),
+        "synthetic": synthetic_manifest(scope=filters.group_q()),
         "consensus": "median tier of submitted human labels (a split vote takes the worse tier); "
         "one-coin Dawid-Skene for candidates with 3+ tier ratings; a majority of 'exploit' "
         "labels gives no tier. The grader never votes.",

@@ -30,6 +30,7 @@ from grading.domain.contracts import described, struct
 from grading.domain.redaction import Redactor, build_redactor, identity_values
 from grading.models import Attempt, CandidateGrade, GraderRun, TrajectoryChunk
 from grading.selectors.gate import graders_of_groups
+from grading.selectors.synthetic import synthetic_manifest
 from grading.services.exports import (
     FORMATS,
     ExportResult,
@@ -39,7 +40,12 @@ from grading.services.exports import (
     export_logged,
     write_contract,
 )
-from review.analytics.exports import attempt_batches, reviewer_pseudonym, tier_fields
+from review.analytics.exports import (
+    attempt_batches,
+    prefilled_criteria,
+    reviewer_pseudonym,
+    tier_fields,
+)
 from review.analytics.filters import Filters
 from review.analytics.sharing import fan_out
 from review.models import Assignment, Campaign, ConsensusLabel, Disagreement, FixRequest, Label
@@ -127,6 +133,11 @@ REVIEW = struct(
     described("exploit", _B, "Labelled exploit / test tampering."),
     described("rank_in_tier", _I, nullable=True),
     described("rubric", struct(*(described(c, _I, nullable=True) for c in CRITERIA))),
+    described(
+        "rubric_prefilled",
+        pa.list_(_S),
+        "Criteria whose score was left as the tier pre-filled it (never set or confirmed).",
+    ),
     described("mergeability", _S),
     described("confidence", _I, nullable=True),
     described("active_ms", _I, "null for imported reviews.", nullable=True),
@@ -349,6 +360,7 @@ def _reviews(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
                 "rank_in_tier",
                 "mergeability",
                 "confidence",
+                "prefilled",
                 *CRITERIA,
             )
         ):
@@ -365,6 +377,7 @@ def _reviews(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
                     "exploit": tier_fields(lab["tier"])[1],
                     "rank_in_tier": lab["rank_in_tier"],
                     "rubric": {c: lab[c] for c in CRITERIA},
+                    "rubric_prefilled": prefilled_criteria(lab),
                     "mergeability": lab["mergeability"],
                     "confidence": lab["confidence"],
                     "active_ms": None if imported else lab["candidate__active_ms"],
@@ -511,6 +524,7 @@ def package_export(
         "files": files,
         "contract": contract,
         "columns": list(COLUMNS),
+        "synthetic": synthetic_manifest(scope=filters.group_q()),
         "anonymization": ANONYMIZATION,
         # Every configuration whose verdicts are in the package, per fit version: the fit (id,
         # held-out figures) and whether the configuration is approved for training.

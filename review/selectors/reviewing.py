@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, QuerySet
 
 from grading.models import Attempt, GraderRun, Group
+from grading.selectors.synthetic import SYNTHETIC_KEY, synthetic_q
 from review.models import Assignment, Campaign, CampaignGroup, Candidate, FixRequest
 from review.sentinels import MIN_GAP_WHEN_IDLE, SubmittedGroup, sentinel_pick
 
@@ -52,7 +53,7 @@ def reviewer_queue(*, reviewer: User) -> list[QueueRow]:
     """The reviewer's campaigns, each with their current assignment and what is left to take."""
     campaigns = list(
         Campaign.objects.filter(reviewers=reviewer, status=Campaign.Status.ACTIVE)
-        .annotate(n_groups=Count("entries", distinct=True))
+        .annotate(n_groups=Count("entries", distinct=True), n_synthetic=_n_synthetic())
         .order_by("-created_at")
     )
     mine = list(
@@ -65,6 +66,16 @@ def reviewer_queue(*, reviewer: User) -> list[QueueRow]:
         submitted = [a for a in own if a.status == Assignment.Status.SUBMITTED]
         rows.append(QueueRow(campaign, current, submitted, _open_slots(campaign, reviewer)))
     return rows
+
+
+def _n_synthetic() -> Count:
+    """Per campaign: how many of its groups are synthetic (grading.selectors.synthetic)."""
+    return Count("entries", filter=synthetic_q("entries__group__"), distinct=True)
+
+
+def campaigns_for_staff() -> QuerySet[Campaign]:
+    """Every campaign, newest first, with how many of its groups are synthetic."""
+    return Campaign.objects.annotate(n_synthetic=_n_synthetic()).order_by("-created_at")
 
 
 def open_slots(*, campaign: Campaign, reviewer: User) -> int:
@@ -195,6 +206,9 @@ def campaign_overview(*, campaign_id: int) -> dict[str, Any]:
         by_group.setdefault(a.group_id, []).append(a)
     return {
         "campaign": campaign,
+        "n_synthetic": sum(
+            1 for e in entries if e.group.step.run.metadata.get(SYNTHETIC_KEY) is True
+        ),
         "rows": [(e, by_group.get(e.group_id, [])) for e in entries],
         "counts": {
             s: sum(1 for a in assignments if a.status == s) for s in Assignment.Status.values

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 from gagar_site.access import staff_required
 from grading.domain.hostile_text import csv_cell
 from grading.selectors.gate import grader_gate_overview
+from grading.selectors.synthetic import synthetic_group_count
 from grading.services.exports import FORMATS
 from review.analytics.archive import export_archive
 from review.analytics.audit import HUMANS
@@ -64,6 +65,7 @@ def agreement(request: HttpRequest) -> HttpResponse:
         "state": state,
         "payload": payload,
         "query": filters.query_string(),
+        "n_synthetic": synthetic_group_count(scope=filters.group_q()),
     }
     if payload is not None:
         head = payload["headline"]
@@ -169,7 +171,13 @@ def export(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "dashboards/export.html",
-        {"filters": filters, "errors": errors, "options": filter_options(), "formats": FORMATS},
+        {
+            "filters": filters,
+            "errors": errors,
+            "options": filter_options(),
+            "formats": FORMATS,
+            "n_synthetic": synthetic_group_count(scope=filters.group_q()),
+        },
     )
 
 

@@ -10,13 +10,13 @@ from django.shortcuts import redirect, render
 from gagar_site.access import staff_required
 from review.forms import CampaignForm
 from review.models import Campaign
-from review.selectors.reviewing import campaign_overview
+from review.selectors.reviewing import campaign_overview, campaigns_for_staff
 from review.services.campaigns import campaign_create
 
 
 @staff_required
 def campaign_list(request: HttpRequest) -> HttpResponse:
-    campaigns = Campaign.objects.order_by("-created_at")
+    campaigns = campaigns_for_staff()
     return render(request, "review/staff/list.html", {"campaigns": campaigns})
 
 

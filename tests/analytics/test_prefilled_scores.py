@@ -3,6 +3,8 @@ were left as the tier pre-filled them (issue 17)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from review.analytics.agreement_dashboard import agreement_payload
@@ -40,3 +42,33 @@ def test_prefilled_scores_are_left_out_and_counted():
     for name in CRITERIA[2:]:
         assert after[name]["n_prefilled"] == 0
         assert after[name]["n"] == before[name]["n"]
+
+
+def test_the_labels_export_and_package_say_which_scores_were_left_prefilled(tmp_path):
+    from review.analytics.exports import labels_page, reviewer_pseudonym
+    from review.analytics.package import package_export
+
+    study = make_study(1, 2)
+    r1, r2 = study.reviewers
+    (group,), (atts,) = study.groups, study.attempts
+    grade_group(group, atts, [1, 2])
+    review_group(study.campaign, group, atts, r1, ["t1", "t2"], rubric=[5, 4])
+    review_group(study.campaign, group, atts, r2, ["t1", "t2"], rubric=[4, 3])
+    left = Label.objects.filter(candidate__assignment__reviewer=r2)
+    # The second criterion's score was cleared: no score, so nothing pre-filled is left of it.
+    left.update(prefilled=list(CRITERIA[:2]), **{CRITERIA[1]: None})
+    _, rows = labels_page(filters=Filters(), config=None, offset=0, limit=100)
+    humans = [h for row in rows for h in row["human_tiers"]]
+    assert len(humans) == 4
+    for h in humans:
+        mine = h["reviewer"] == reviewer_pseudonym(r2.pk)
+        assert h["rubric_prefilled"] == ([CRITERIA[0]] if mine else [])
+        assert set(h["rubric"]) == set(CRITERIA)
+        assert (h["rubric"][CRITERIA[1]] is None) == mine
+    assert not any(row["synthetic"] for row in rows)
+
+    result = package_export(fmt="jsonl", out_dir=tmp_path)
+    assert result.manifest["synthetic"] == {"groups": 0, "note": None}
+    lines = (tmp_path / result.files["attempts"]).read_text().splitlines()
+    reviews = [r for line in lines for r in json.loads(line)["reviews"]]
+    assert sorted(r["rubric_prefilled"] for r in reviews) == [[], [], [CRITERIA[0]], [CRITERIA[0]]]

@@ -88,7 +88,7 @@ def test_the_grader_reads_the_base_commit_from_a_mirror_folder(
     task = Task.objects.get()
     assert task.source_status == Task.Source.FOUND
     assert Path(task.source_path) == mirror.resolve()
-    assert "repository source: 1 tasks found, 0 no source" in out
+    assert "repository source: 1 task found, 0 no source" in out
 
     run = grade_inline()
     assert run.status == GraderRun.Status.SUCCEEDED, run.failure_reason

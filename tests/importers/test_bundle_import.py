@@ -237,7 +237,7 @@ def test_the_command_prints_a_summary_and_fails_loudly(tmp_path, capsys):
     good = tmp_path / "good.jsonl"
     good.write_bytes(jsonl(group()))
     call_command("import", "bundle", str(good), "--no-progress")
-    assert "1 groups created" in capsys.readouterr().out
+    assert "1 group created" in capsys.readouterr().out
 
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(jsonl(group(task_id="x")) + b"nope\n")
