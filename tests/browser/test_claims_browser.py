@@ -114,6 +114,16 @@ def test_claims_are_drawn_on_their_lines_and_marked_by_click_and_key(
     marks = sorted(ClaimMark.objects.values_list("mark", flat=True))
     assert marks == ["unsure", "wrong"], marks
     assert page.evaluate("document.querySelectorAll('.rv-claim.is-marked').length") >= 2
+
+    # A candidate whose panel was not in the page (fetched when its tab is opened) gets its
+    # claims drawn on its own diff as the panel arrives.
+    last = page.locator(".rv-tab").last
+    token = last.get_attribute("data-token")
+    assert page.locator(f'.rv-panel[data-token="{token}"][data-loaded]').count() == 0
+    last.click()
+    page.wait_for_selector(f'.rv-panel.is-current[data-token="{token}"] tr.rv-claim-row .rv-claim')
+    later = page.locator(f'.rv-panel[data-token="{token}"] tr.rv-claim-row .rv-claim')
+    assert later.first.get_attribute("data-target") == token
     assert not errors, errors
     page.close()
 

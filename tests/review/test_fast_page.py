@@ -11,11 +11,13 @@ import pytest
 from django.urls import reverse
 
 from review.diffs import parse_patch, render_file
+from review.models.reviewing import CRITERIA
 from review.services.queue import assignment_next
 
 pytestmark = pytest.mark.django_db
 
 BLOCK = re.compile(r'<tbody class="d-collapsed" id="([^"]+)" hidden></tbody>')
+CONTROL = re.compile(r"<(input|select|textarea)\b([^>]*)>")
 
 
 @pytest.fixture
@@ -44,6 +46,33 @@ def test_the_page_holds_the_active_candidates_diff_and_one_label_form(client, mi
     action = other.split('<form class="rv-label" method="post" action="', 1)[1].split('"', 1)[0]
     assert action == reverse("review:label", args=[mine.pk, second.token])
     assert f'href="?c={second.alias}#cand-{second.alias}"' in html
+
+
+def _focus_order(form_html: str) -> list[str]:
+    """The label form's focusable controls in Tab order (a radio group is one stop)."""
+    order: list[str] = []
+    for tag, attrs in CONTROL.findall(form_html):
+        if 'type="hidden"' in attrs:
+            continue
+        named = re.search(r'name="([^"]+)"', attrs)
+        name = named.group(1) if named else ("same-as" if "data-same-as" in attrs else tag)
+        if not order or order[-1] != name:
+            order.append(name)
+    return order
+
+
+def test_the_label_forms_tab_order_goes_rubric_mergeability_confidence(client, mine):
+    """The keyboard flow the help gives ("r", digits and Tab through the rubric rows, then
+    mergeability, then confidence) needs nothing focusable between them: the "same rubric as"
+    picker sat there once, so typing the mergeability went into it and submit answered 400
+    ("say whether it can be merged") for every candidate."""
+    html = client.get(reverse("review:page", args=[mine.pk])).content.decode()
+    form = html.split('<form class="rv-label"', 1)[1].split("</form>", 1)[0]
+    order = _focus_order(form)
+    last = order.index(CRITERIA[-1])
+    assert order[order.index(CRITERIA[0]) : last + 1] == list(CRITERIA)
+    assert order[last + 1 : last + 3] == ["mergeability", "confidence"], order
+    assert order.index("same-as") < order.index(CRITERIA[0])
 
 
 def test_a_panel_fragment_is_that_candidates_panel_without_a_label_form(client, mine):

@@ -8,22 +8,30 @@ const TIER_NAMES = { t1: "T1", t2: "T2", t3: "T3", exploit: "exploit" };
 
 // One save at a time (the one label form serves every candidate); the latest state wins. What is
 // sent is read when the save is asked for, so a switch of candidate right after cannot mix two
-// candidates' labels.
+// candidates' labels. Each save sends the whole form, so a queued save that a newer one for the
+// same candidate overtook is dropped, and "Saved" shows only once that candidate's newest save
+// is stored (not while later ones still wait, which a reload would lose).
+
+const latest = new Map(); // token -> number of the newest save asked for
 
 export function save(ctx, form) {
   const token = ctx.labelToken;
   const body = new FormData(form);
   const url = form.action;
+  const mine = (latest.get(token) || 0) + 1;
+  latest.set(token, mine);
   ctx.labels[token] = Object.assign(ctx.labels[token] || {}, snapshot(form));
   setStatus(ctx, token, "Saving…");
   ctx.saving = ctx.saving.then(async () => {
+    if (latest.get(token) !== mine) return; // a newer save of this candidate follows
     const data = await sendForm(ctx, url, body).catch(() => ({ ok: false, problems: ["Network error: not saved."] }));
+    if (latest.get(token) !== mine) return; // asked for again while this one was on its way
     if (data.ok) {
+      updateTab(ctx, token, data.tier, data.rank);
+      if (ctx.labels[token]) ctx.labels[token].rank_in_tier = data.rank;
       setStatus(ctx, token, "Saved " + new Date().toLocaleTimeString());
       delete ctx.problems[token];
       if (token === ctx.labelToken) clearFieldProblems(form);
-      updateTab(ctx, token, data.tier, data.rank);
-      if (ctx.labels[token]) ctx.labels[token].rank_in_tier = data.rank;
     } else {
       setStatus(ctx, token, "Not saved: " + (data.problems || []).join(" "));
     }

@@ -57,8 +57,19 @@ function place(claim) {
   return true;
 }
 
-function placeAll(root) {
-  for (const claim of root.querySelectorAll(".rv-claim-list .rv-claim")) place(claim);
+// Places the claims still listed under `scope` (a panel, or the page) on their diff rows. The
+// panel loader calls it for each candidate's panel as it arrives (panels.js), and the page for
+// rows fetched later (folded context, further pages of a long file).
+let placing = false; // placing may open folded context, which asks again: once is enough
+
+export function placeClaims(scope) {
+  if (placing) return;
+  placing = true;
+  try {
+    for (const claim of scope.querySelectorAll(".rv-claim-list .rv-claim")) place(claim);
+  } finally {
+    placing = false;
+  }
 }
 
 async function save(ctx, form) {
@@ -101,18 +112,9 @@ export function installClaims(ctx) {
   const root = ctx.root;
   // Claims exist only after Submit (and only where the campaign reveals the verdict).
   if (!ctx.config.locked && !root.querySelector(".rv-claim")) return;
-  placeAll(root);
-  // Candidates whose panel or diff arrives later (fetched on demand) get their claims placed
-  // when it appears.
-  let queued = false;
-  new MutationObserver(() => {
-    if (queued) return;
-    queued = true;
-    requestAnimationFrame(() => {
-      queued = false;
-      placeAll(root);
-    });
-  }).observe(root, { childList: true, subtree: true });
+  placeClaims(root);
+  // Rows that arrive later inside a panel (folded context expanded, a long file's next page).
+  root.addEventListener("rv-expanded", (ev) => placeClaims(ev.target.closest(".rv-panel") || root));
   root.addEventListener("change", (ev) => {
     const form = ev.target.closest && ev.target.closest(".rv-claim-form");
     if (form) save(ctx, form);

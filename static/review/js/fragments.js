@@ -23,7 +23,11 @@ export async function moreFile(link) {
   const pager = link.closest(".rv-pager");
   const content = await fragment(link.href);
   const page = content.querySelector(".rv-file-page");
-  if (page) pager.replaceWith(...page.children);
+  if (!page) return;
+  const file = pager.closest(".rv-file");
+  pager.replaceWith(...page.children);
+  // Fix marks and grader claims on the rows just added (listeners in review.js and claims.js).
+  if (file) file.dispatchEvent(new CustomEvent("rv-expanded", { bubbles: true }));
 }
 
 export function installTrajectories(root) {

@@ -3,6 +3,7 @@
 // label form moves into the panel shown, refilled with that candidate's label.
 
 import { showViewed, showLabel } from "./autosave.js";
+import { placeClaims } from "./claims.js";
 import { markFixes, markShares } from "./fixes.js";
 import { installTrajectories } from "./fragments.js";
 
@@ -53,6 +54,8 @@ export function preparePanel(ctx, panel) {
   markFixes(panel);
   markShares(panel);
   installTrajectories(panel);
+  // After the reveal: the grader's claims on this candidate, onto its diff rows.
+  placeClaims(panel);
 }
 
 // Fetch (not parse) the neighbours of the panel shown, when the browser is idle.
