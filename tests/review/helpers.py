@@ -51,3 +51,21 @@ def added_line(candidate: Any) -> dict[str, Any]:
                 if ln.kind == "+":
                     return {"path": f.path, "line": ln.new_no, "side": "new"}
     raise AssertionError("the candidate adds no line")
+
+
+def with_panel_fragments(client: Any, assignment: Any, page: str) -> str:
+    """The review page plus the panel fragment of every candidate whose panel is not in it (the
+    page brings only the active candidate's; the script fetches the others when opened)."""
+    import re
+
+    from django.urls import reverse
+
+    shells = re.findall(r'<section class="rv-panel"[^>]*data-token="([^"]+)"([^>]*)>', page)
+    for token, rest in shells:
+        if "data-loaded" in rest:
+            continue
+        url = reverse("review:panel", args=[assignment.pk, token])
+        response = client.get(url, HTTP_X_FRAGMENT="1")
+        assert response.status_code == 200, url
+        page += response.content.decode()
+    return page

@@ -16,7 +16,7 @@ from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next
 from review.services.reviewing import review_submit
 from tests.review.blind import CLAIM_TEXT, GRADER_SECRET, grader_claims_for
-from tests.review.helpers import complete_labels
+from tests.review.helpers import complete_labels, with_panel_fragments
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}
@@ -97,7 +97,7 @@ def test_claims_appear_only_after_the_reveal_and_marks_are_stored(client, review
 
     complete_labels(assignment, "t2")
     review_submit(assignment=Assignment.objects.get(pk=assignment.pk))
-    after = client.get(url).content.decode()
+    after = with_panel_fragments(client, assignment, client.get(url).content.decode())
     forms = _claim_forms(after)
     n_candidates = assignment.candidates.count()
     # Each candidate: its minimality claim and (where it removes a line) its issue claim.

@@ -20,6 +20,7 @@ from django.urls import reverse
 
 from grading.models import Attempt, CandidateGrade, GraderEvent, Patch, Trajectory
 from review.models import FixRequest, Label
+from tests.review.helpers import with_panel_fragments
 from tests.security.hostile_text import (
     ANSI_TEST_OUTPUT,
     hostile_text_world,
@@ -50,6 +51,8 @@ def test_the_reviewers_pages_show_no_hostile_character_raw(client: Client) -> No
         return body
 
     page = get(reverse("review:page", args=[assignment.pk]))
+    # The other candidates' panels, as the page script fetches them (checked like the page).
+    page = pages["panels"] = with_panel_fragments(client, assignment, page)
     for c in assignment.candidates.order_by("position"):
         traj = reverse("review:trajectory", args=[assignment.pk, c.token])
         get(traj, HTTP_X_FRAGMENT="1")

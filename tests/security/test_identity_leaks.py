@@ -173,6 +173,14 @@ def test_no_planted_identity_mark_reaches_the_reviewer(client: Client) -> None:
         record(f"claim before submit {n}", early)
     record("submit", client.post(reverse("review:submit", args=[mine.pk]), **JSON))
     after = record("page after", client.get(page_url))
+    # The other candidates' panels after the reveal, as the page script fetches them.
+    shown = re.search(r'<section class="rv-panel"[^>]*data-token="([^"]+)"[^>]*data-loaded', after)
+    assert shown
+    for n, c in enumerate(candidates):
+        if c.token == shown.group(1):
+            continue
+        url = reverse("review:panel", args=[mine.pk, c.token])
+        after += record(f"panel after {n}", client.get(url, HTTP_X_FRAGMENT="1"))
     assert "GRADER" not in page and "Brightfield" not in after
     # The grader's claims, marked after the reveal: each form's answer too.
     forms = re.findall(
