@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,8 +68,7 @@ def sample_load(*, grade: bool = True) -> ImportReport:
     """
     repo = sample_repo_path()
     if not (repo / ".git").is_dir():
-        repo.parent.mkdir(parents=True, exist_ok=True)
-        build_repo(repo)
+        sample_repo_build(repo)
     group = load_committed_group()
     group["task"]["repo_url"] = str(repo)
     report = groups_import(records=[group_from_object(group, source="sample")])
@@ -75,6 +76,23 @@ def sample_load(*, grade: bool = True) -> ImportReport:
         groups = Group.objects.filter(pk__in=[r.group_id for r in report.results])
         grader_runs_request(groups=groups, config=grader_config_default())
     return report
+
+
+def sample_repo_build(repo: Path) -> None:
+    """Build the repository beside `repo`, then rename it into place: another process (a test
+    worker, the server and the worker of `./dev up`) never sees a half-built repository whose
+    `.git` exists before its commit does."""
+    repo.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{repo.name}-", dir=repo.parent))
+    try:
+        build_repo(scratch)
+        try:
+            scratch.rename(repo)
+        except OSError:
+            if not (repo / ".git").is_dir():  # not lost to a concurrent build: a real error
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def sample_grade() -> SampleGrading:
