@@ -128,7 +128,8 @@ def test_reviewer_pages_and_interactions_raise_no_csp_violation(
     page.wait_for_timeout(500)
     watch.collect()
     watch.visit(review_url.split("#")[0] + "compare")
-    compare_expand = page.locator("button.d-expand").first
+    # The first visible one: a file only one candidate changes is listed folded (<details>).
+    compare_expand = page.locator("button.d-expand:visible").first
     if compare_expand.count():
         compare_expand.click()
         watch.collect()
