@@ -27,6 +27,7 @@ from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next
 from tests.factories import StaffFactory, UserFactory
 from tests.importers.helpers import PATCH, attempt, group, jsonl
+from tests.review.helpers import with_panel_fragments
 
 pytestmark = pytest.mark.django_db
 
@@ -125,7 +126,10 @@ def test_the_review_pages_show_a_binary_change_not_its_data(tmp_path: Path) -> N
         html = response.content.decode()
         assert not any(line in html for line in encoded_lines(binary))
         assert "GIT binary patch" not in html
-    page = pages[0].content.decode()
+    # Every candidate's panel: the page brings only the active one's, in a random order.
+    page = with_panel_fragments(client, assignment, pages[0].content.decode())
+    assert "GIT binary patch" not in page
+    assert not any(line in page for line in encoded_lines(binary))
     # Both binary files are listed and shown as binary changes, each without rows of code.
     for path in ("docs/logo.png", "docs/icon.ico"):
         shown = page.split(f'<th colspan="4" class="d-title">{path}</th>', 1)[1]
