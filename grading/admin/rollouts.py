@@ -107,7 +107,7 @@ class TaskAdmin(_Imported, admin.ModelAdmin[Task]):
         return _link(obj.test_patch)
 
 
-class AttemptInline(admin.TabularInline[Attempt, Group]):
+class AttemptInline(_Imported, admin.TabularInline[Attempt, Group]):
     model = Attempt
     extra = 0
     can_delete = False
@@ -124,9 +124,6 @@ class AttemptInline(admin.TabularInline[Attempt, Group]):
         "tokens_out",
     )
     readonly_fields = fields
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description="diff")
     def diffstat(self, obj: Attempt) -> str:
@@ -312,7 +309,7 @@ def _events_table(trajectory: Trajectory, start: int, count: int) -> str:
     )
 
 
-class PatchFileInline(admin.TabularInline[PatchFile, Patch]):
+class PatchFileInline(_Imported, admin.TabularInline[PatchFile, Patch]):
     model = PatchFile
     extra = 0
     can_delete = False
@@ -328,9 +325,6 @@ class PatchFileInline(admin.TabularInline[PatchFile, Patch]):
         "lines_removed",
     )
     readonly_fields = fields
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Patch)
