@@ -19,10 +19,10 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
 from pygments.lexers._mapping import LEXERS
 from pygments.lexers.special import TextLexer
-from pygments.token import STANDARD_TYPES, _TokenType
 from pygments.util import ClassNotFound
 
 from grading.domain.hostile_text import visible
+from review.diffs.lexing import LexCache, Lexed, Piece, css_class, lex_side
 
 Ranges = Sequence[tuple[int, int]]
 
@@ -30,7 +30,6 @@ Ranges = Sequence[tuple[int, int]]
 INTRA_CLASS = "d-chg"
 
 _WORD = re.compile(r"\w+|\s+|[^\w\s]")
-_CLASS_OK = re.compile(r"[A-Za-z0-9_-]*")
 _MAX_INTRALINE_CHARS = 2_000
 _MIN_SIMILARITY = 0.4
 
@@ -47,25 +46,6 @@ def display_text(raw: str) -> str:
 def escape_text(text: str) -> str:
     # Text nodes only need &, < and >; attribute values are escaped separately with quotes.
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-@lru_cache(maxsize=1024)
-def _css_class(ttype: _TokenType) -> str:
-    """Pygments' short CSS class for a token type (same rule as HtmlFormatter)."""
-    suffix = ""
-    name = STANDARD_TYPES.get(ttype)
-    current: _TokenType | None = ttype
-    while name is None and current is not None:
-        suffix = current[-1] + suffix
-        current = current.parent
-        name = STANDARD_TYPES.get(current) if current is not None else None
-    if name is None:  # unreachable for real token types: `Token` itself is standard
-        return ""
-    cls = str(name + suffix)
-    # Whitespace spans carry no colour; leaving them out makes the HTML smaller.
-    if cls == "w" or not _CLASS_OK.fullmatch(cls):
-        return ""
-    return cls
 
 
 def _special_names() -> re.Pattern[str]:
@@ -176,54 +156,51 @@ def plain_lines(lines: Sequence[str], marks: Mapping[int, Ranges]) -> list[str]:
     return out
 
 
-# Kept whole (C901): one pass over Pygments' tokens; the branches are the token cases
-def highlighted_lines(  # noqa: C901
+def line_html(pieces: Sequence[Piece], ranges: Ranges | None = None) -> str:
+    """One line's HTML from its token pieces; intra-line `ranges` split the spans they cut."""
+    parts: list[str] = []
+    if ranges:
+        col = 0
+        for cls, piece in pieces:
+            _emit_marked(parts, cls, piece, col, ranges)
+            col += len(piece)
+        return "".join(parts)
+    # Adjacent pieces of one class are merged into one span (as HtmlFormatter does).
+    pend_cls, pend = "", ""
+    for cls, piece in pieces:
+        if cls == pend_cls:
+            pend += piece
+            continue
+        if pend:
+            parts.append(_span(pend_cls, pend))
+        pend_cls, pend = cls, piece
+    if pend:
+        parts.append(_span(pend_cls, pend))
+    return "".join(parts)
+
+
+def lines_html(lexed: Lexed, marks: Mapping[int, Ranges]) -> list[str]:
+    return [line_html(pieces, marks.get(i)) for i, pieces in enumerate(lexed.lines)]
+
+
+def highlighted_lines(
     lines: Sequence[str], path: str, marks: Mapping[int, Ranges]
 ) -> list[str] | None:
     """Lex the side once and split it into per-line HTML; None if the lexer misbehaved."""
-    if not lines:
-        return []
-    text = "\n".join(lines) + "\n"
-    out: list[str] = []
-    parts: list[str] = []
-    # Adjacent tokens of one class are merged into one span (as HtmlFormatter does).
-    pend_cls, pend = "", ""
-    idx, col = 0, 0
-    ranges = marks.get(0)
-    seen = 0
+    lexed = lexed_side(lines, path)
+    return None if lexed is None else lines_html(lexed, marks)
+
+
+def lexed_side(lines: Sequence[str], path: str, *, cache: LexCache | None = None) -> Lexed | None:
+    """A side's tokens per line; None if the lexer misbehaved (the caller shows plain text)."""
     try:
-        # get_tokens_unprocessed skips Pygments' input rewriting (BOM, CR, tabs), so token
-        # offsets line up with our text exactly.
-        for _, ttype, value in lexer_for(path).get_tokens_unprocessed(text):
-            seen += len(value)
-            cls = _css_class(ttype)
-            pieces = value.split("\n") if "\n" in value else (value,)
-            for k, piece in enumerate(pieces):
-                if k:
-                    if pend:
-                        parts.append(_span(pend_cls, pend))
-                        pend = ""
-                    out.append("".join(parts))
-                    parts = []
-                    idx, col = idx + 1, 0
-                    ranges = marks.get(idx)
-                if not piece:
-                    continue
-                if ranges:
-                    if pend:
-                        parts.append(_span(pend_cls, pend))
-                        pend = ""
-                    _emit_marked(parts, cls, piece, col, ranges)
-                elif cls == pend_cls:
-                    pend += piece
-                else:
-                    if pend:
-                        parts.append(_span(pend_cls, pend))
-                    pend_cls, pend = cls, piece
-                col += len(piece)
+        return lex_side(lexer_for(path), lines, cache=cache)
     except Exception:
-        # A lexer bug must not break the page; the caller falls back to plain text.
+        # A lexer bug must not break the page.
         return None
-    if seen != len(text) or len(out) != len(lines) or parts or pend:
-        return None
-    return out
+
+
+def clear_caches() -> None:
+    """Forget the lexer and class lookups (benchmarks measure a cold start)."""
+    _lexer_for_name.cache_clear()
+    css_class.cache_clear()

@@ -20,9 +20,12 @@ from grading.diffs import (
 )
 from grading.domain.hostile_text import mixed_script_words
 from review.diffs.highlight import (
+    Ranges,
     display_text,
-    highlighted_lines,
     intraline_ranges,
+    lexed_side,
+    lexer_for,
+    lines_html,
     plain_lines,
 )
 from review.diffs.html import SideHtml, lean_html, render_table
@@ -36,6 +39,7 @@ from review.diffs.layout import (
     rows_from_hunks,
     rows_from_post_pair,
 )
+from review.diffs.lexing import LexCache, lex_against
 
 # Bump whenever the HTML for the same input and options changes, so cached fragments expire.
 RENDERER_VERSION = "3"
@@ -154,14 +158,50 @@ def _wants_highlight(old: list[str], new: list[str], options: RenderOptions) -> 
     return longest <= options.highlight_max_line_length
 
 
+def _side_html(
+    old: list[str],
+    new: list[str],
+    paths: tuple[str, str],
+    items: list[Item],
+    marks: tuple[Mapping[int, Ranges], Mapping[int, Ranges]],
+    lex_cache: LexCache | None = None,
+) -> tuple[list[str], list[str]] | None:
+    """Both sides highlighted, or None (the caller shows plain text). The old side is lexed
+    whole (through `lex_cache`, when given: a base file shared by candidates is lexed once);
+    the new side only where it differs from the old, the lines the rows call equal copied."""
+    old_lexed = lexed_side(old, paths[0], cache=lex_cache)
+    if old_lexed is None:
+        return None
+    new_lexed = None
+    lexer = lexer_for(paths[1])
+    if lexer is lexer_for(paths[0]):
+        same = {
+            i.new_pos: i.old_pos
+            for i in items
+            if isinstance(i, Row) and i.kind == "equal" and i.new_pos is not None
+            if i.old_pos is not None
+        }
+        try:
+            new_lexed = lex_against(lexer, new, old_lexed, old, same)
+        except Exception:
+            new_lexed = None  # lexed whole below; a lexer bug shows as plain text there
+    if new_lexed is None:
+        new_lexed = lexed_side(new, paths[1])
+    if new_lexed is None:
+        return None
+    return lines_html(old_lexed, marks[0]), lines_html(new_lexed, marks[1])
+
+
 def render_file(
     file: FileDiff,
     *,
     old_text: str | bytes | None = None,
     options: RenderOptions | None = None,
     page: int = 1,
+    lex_cache: LexCache | None = None,
 ) -> RenderedFile:
-    """Render one page of one file. `old_text` (the pre-image) enables expandable context.
+    """Render one page of one file. `old_text` (the pre-image) enables expandable context;
+    `lex_cache` keeps its lexed tokens for the other candidates that change the same file.
 
     Raises ValueError for a page outside 1..pages.
     """
@@ -182,14 +222,14 @@ def render_file(
     old = [display_text(t) for t in sides.old]
     new = [display_text(t) for t in sides.new]
     old_marks, new_marks = _marks(page_items, old, new) if opts.intraline else ({}, {})
-    highlighted = _wants_highlight(old, new, opts)
-    old_html = new_html = None
-    if highlighted:
-        old_html = highlighted_lines(old, file.old_path or file.path, old_marks)
-        new_html = highlighted_lines(new, file.path, new_marks)
-        highlighted = old_html is not None and new_html is not None
-    if old_html is None or new_html is None:
-        old_html, new_html = plain_lines(old, old_marks), plain_lines(new, new_marks)
+    both = None
+    if _wants_highlight(old, new, opts):
+        paths = (file.old_path or file.path, file.path)
+        both = _side_html(
+            old, new, paths, items, (old_marks, new_marks), lex_cache if sides.full else None
+        )
+    highlighted = both is not None
+    old_html, new_html = both or (plain_lines(old, old_marks), plain_lines(new, new_marks))
 
     fid = file_id_for(file.path)
     html = render_table(
@@ -324,14 +364,11 @@ def render_post_pair(pair: PostPair, *, options: RenderOptions | None = None) ->
     old = [display_text(t) for t in sides.old]
     new = [display_text(t) for t in sides.new]
     old_marks, new_marks = _marks(items, old, new) if opts.intraline else ({}, {})
-    highlighted = _wants_highlight(old, new, opts)
-    old_html = new_html = None
-    if highlighted:
-        old_html = highlighted_lines(old, pair.path, old_marks)
-        new_html = highlighted_lines(new, pair.path, new_marks)
-        highlighted = old_html is not None and new_html is not None
-    if old_html is None or new_html is None:
-        old_html, new_html = plain_lines(old, old_marks), plain_lines(new, new_marks)
+    both = None
+    if _wants_highlight(old, new, opts):
+        both = _side_html(old, new, (pair.path, pair.path), items, (old_marks, new_marks))
+    highlighted = both is not None
+    old_html, new_html = both or (plain_lines(old, old_marks), plain_lines(new, new_marks))
     identical = pair.identical
     message = "" if pair.complete else HUNKS_ONLY
     if identical:

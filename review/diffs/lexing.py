@@ -1,0 +1,327 @@
+"""Lexing one side of a file into per-line tokens, once per distinct text, and the other side
+only where it differs.
+
+Both sides of a diff are mostly the same lines (context; with the base file, the whole file
+but the hunks), and candidates of one group share base files. Pygments' `RegexLexer` is a
+state machine whose next token depends only on the text and its state stack, so when the
+second side reaches the start of a line it shares with the first side, in the same state, the
+first side's tokens are its tokens until the next difference. `lex_against` lexes only the
+changed stretches that way and copies the rest; `lex_side` records the state stack at every
+line start so that it can. A shared base file is lexed once per group through a `LexCache`.
+
+Regex lookahead and lookbehind can see past a token: copying starts `MARGIN` lines after a
+difference and stops `MARGIN` lines before the next, in text both sides hold. Lexers that are
+not a plain `RegexLexer` (their own `get_tokens_unprocessed`, an `ExtendedRegexLexer`'s
+context, `TextLexer`) have no readable state: their sides are lexed whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Protocol
+
+from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
+from pygments.token import STANDARD_TYPES, Error, Whitespace, _TokenType
+
+# Lines of shared text kept between a difference and copied tokens (see the module docstring).
+MARGIN = 1
+
+Piece = tuple[str, str]  # (CSS class, text) of one token's part on one line
+State = tuple[str, ...]
+
+# What was lexed, for benchmarks and tests: "sides" lexed from their start, "runs" of changed
+# stretches lexed against another side, and "lines" that went through Pygments.
+LEX_STATS: Counter[str] = Counter()
+
+
+@dataclass(frozen=True, slots=True)
+class Lexed:
+    """One side's tokens per line, and the lexer's state stack at each line's start (None
+    where a token runs across the line break, or the lexer's state cannot be read)."""
+
+    lines: tuple[tuple[Piece, ...], ...]
+    states: tuple[State | None, ...]
+
+
+class LexCache(Protocol):
+    """Where lexed sides are kept by content (a group's shared base files)."""
+
+    def get(self, key: str) -> Lexed | None: ...
+
+    def set(self, key: str, value: Lexed) -> None: ...
+
+
+_CLASS_OK = re.compile(r"[A-Za-z0-9_-]*")
+
+
+@lru_cache(maxsize=1024)
+def css_class(ttype: _TokenType) -> str:
+    """Pygments' short CSS class for a token type (same rule as HtmlFormatter)."""
+    suffix = ""
+    name = STANDARD_TYPES.get(ttype)
+    current: _TokenType | None = ttype
+    while name is None and current is not None:
+        suffix = current[-1] + suffix
+        current = current.parent
+        name = STANDARD_TYPES.get(current) if current is not None else None
+    if name is None:  # unreachable for real token types: `Token` itself is standard
+        return ""
+    cls = str(name + suffix)
+    # Whitespace spans carry no colour; leaving them out makes the HTML smaller.
+    if cls == "w" or not _CLASS_OK.fullmatch(cls):
+        return ""
+    return cls
+
+
+def _readable(lexer: Lexer) -> bool:
+    return (
+        isinstance(lexer, RegexLexer)
+        and not isinstance(lexer, ExtendedRegexLexer)
+        and type(lexer).get_tokens_unprocessed is RegexLexer.get_tokens_unprocessed
+    )
+
+
+def _line_starts(lines: Sequence[str]) -> list[int]:
+    starts, pos = [], 0
+    for line in lines:
+        starts.append(pos)
+        pos += len(line) + 1
+    return starts
+
+
+def _transition(statestack: list[str], new_state: Any) -> None:
+    """Apply one rule's state change to the stack, as RegexLexer does."""
+    if isinstance(new_state, tuple):
+        for state in new_state:
+            if state == "#pop":
+                if len(statestack) > 1:
+                    statestack.pop()
+            elif state == "#push":
+                statestack.append(statestack[-1])
+            else:
+                statestack.append(state)
+    elif isinstance(new_state, int):
+        # Pop, but keep at least one state on the stack.
+        if abs(new_state) >= len(statestack):
+            del statestack[1:]
+        else:
+            del statestack[new_state:]
+    elif new_state == "#push":
+        statestack.append(statestack[-1])
+    else:
+        raise ValueError(f"wrong state def: {new_state!r}")
+
+
+def _regex_run(
+    lexer: RegexLexer,
+    text: str,
+    pos: int,
+    stack: State,
+    starts: Sequence[int],
+    stop: Callable[[int, State], bool],
+) -> tuple[list[tuple[_TokenType, str]], dict[int, State], int | None]:
+    """Pygments' `RegexLexer.get_tokens_unprocessed` loop (2.x, the same steps), from `pos`
+    in state `stack`, noting the stack at every line start it reaches between tokens.
+
+    `stop(line, stack)` is asked at each such line start after `pos` and ends the run there.
+    Returns the tokens, the noted stacks by line index, and the line it stopped at (None: the
+    end of the text).
+    """
+    tokendefs: Any = getattr(lexer, "_tokens")  # noqa: B009 (set by RegexLexerMeta, untyped)
+    statestack = list(stack)
+    statetokens = tokendefs[statestack[-1]]
+    tokens: list[tuple[_TokenType, str]] = []
+    states: dict[int, State] = {}
+    end, n = len(text), len(starts)
+    k = bisect_right(starts, pos)
+    while True:
+        for rexmatch, action, new_state in statetokens:
+            m = rexmatch(text, pos)
+            if m:
+                if action is not None:
+                    if type(action) is _TokenType:
+                        tokens.append((action, m.group()))
+                    else:
+                        tokens.extend((t, v) for _, t, v in action(lexer, m))
+                pos = m.end()
+                if new_state is not None:
+                    _transition(statestack, new_state)
+                    statetokens = tokendefs[statestack[-1]]
+                break
+        else:
+            if pos >= end:
+                break
+            if text[pos] == "\n":
+                statestack = ["root"]
+                statetokens = tokendefs["root"]
+                tokens.append((Whitespace, "\n"))
+            else:
+                tokens.append((Error, text[pos]))
+            pos += 1
+        while k < n and starts[k] < pos:
+            k += 1
+        if k < n and starts[k] == pos:
+            # Noted once, on arrival: an empty match (`default(...)`) may move the state at
+            # the same offset, and lexing from the first stack replays it.
+            state = tuple(statestack)
+            states[k] = state
+            k += 1
+            if stop(k - 1, state):
+                return tokens, states, k - 1
+    return tokens, states, None
+
+
+def _split(tokens: Sequence[tuple[_TokenType, str]], count: int) -> list[tuple[Piece, ...]]:
+    """Tokens of `count` whole lines (each ending in "\\n") as pieces per line."""
+    out: list[tuple[Piece, ...]] = []
+    line: list[Piece] = []
+    for ttype, value in tokens:
+        cls = css_class(ttype)
+        if "\n" not in value:
+            if value:
+                line.append((cls, value))
+            continue
+        parts = value.split("\n")
+        for k, piece in enumerate(parts):
+            if k:
+                out.append(tuple(line))
+                line = []
+            if piece:
+                line.append((cls, piece))
+    if line or len(out) != count:
+        raise ValueError("tokens do not cover the lines")
+    return out
+
+
+def lex_key(lexer: Lexer, lines: Sequence[str]) -> str:
+    """A `LexCache` key: the lexer's class and the text's hash."""
+    text = "\n".join(lines).encode("utf-8", errors="surrogatepass")
+    kind = type(lexer)
+    return f"{kind.__module__}.{kind.__qualname__}:{hashlib.sha256(text).hexdigest()}"
+
+
+def lex_side(lexer: Lexer, lines: Sequence[str], *, cache: LexCache | None = None) -> Lexed:
+    """Lex a whole side (a joined text of `lines`, each ended by "\\n"); raises what the lexer
+    raises, or ValueError if its tokens do not add up to the text."""
+    key = lex_key(lexer, lines) if cache is not None else ""
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+    LEX_STATS["sides"] += 1
+    LEX_STATS["lines"] += len(lines)
+    text = "\n".join(lines) + "\n" if lines else ""
+    starts = _line_starts(lines)
+    if _readable(lexer):
+        assert isinstance(lexer, RegexLexer)
+        tokens, noted, _ = _regex_run(lexer, text, 0, ("root",), starts, lambda _k, _s: False)
+        noted[0] = ("root",)
+        states = tuple(noted.get(i) for i in range(len(lines)))
+    else:
+        tokens = [(t, v) for _, t, v in lexer.get_tokens_unprocessed(text)]
+        states = (None,) * len(lines)
+    lexed = Lexed(tuple(_split(tokens, len(lines))), states)
+    if cache is not None:
+        cache.set(key, lexed)
+    return lexed
+
+
+def _runs(
+    lines: Sequence[str], ref_lines: Sequence[str], same: Mapping[int, int]
+) -> tuple[list[int], list[int], list[int]]:
+    """Per line: its line in the reference (-1: none), how many lines of its run of shared
+    lines come before it and how many after it."""
+    n = len(lines)
+    ref = [-1] * n
+    for t, r in same.items():
+        if 0 <= t < n and 0 <= r < len(ref_lines) and lines[t] == ref_lines[r]:
+            ref[t] = r
+    before, after = [0] * n, [0] * n
+    for t in range(1, n):
+        if ref[t] >= 0 and ref[t - 1] >= 0 and ref[t] == ref[t - 1] + 1:
+            before[t] = before[t - 1] + 1
+    for t in range(n - 2, -1, -1):
+        if ref[t] >= 0 and ref[t + 1] >= 0 and ref[t + 1] == ref[t] + 1:
+            after[t] = after[t + 1] + 1
+    return ref, before, after
+
+
+def _copy_until(
+    t: int, n: int, ref_of: list[int], after: list[int], ref: Lexed, ref_count: int
+) -> int | None:
+    """Where copying from line t ends: n when the shared run reaches the end of both texts,
+    else the last line start, at most `MARGIN` lines before the run ends, whose state the
+    reference noted (the lexer restarts there). None: no such line."""
+    end = t + after[t]  # last line of the run
+    if end == n - 1 and ref_of[end] == ref_count - 1:
+        return n
+    for u in range(end - MARGIN + 1, t, -1):
+        if ref.states[ref_of[u]] is not None:
+            return u
+    return None
+
+
+def lex_against(
+    lexer: Lexer,
+    lines: Sequence[str],
+    ref: Lexed,
+    ref_lines: Sequence[str],
+    same: Mapping[int, int],
+) -> Lexed | None:
+    """Lex `lines` given the reference side `ref` (of `ref_lines`, the same lexer) and `same`
+    (line -> reference line, for lines the diff says are equal): changed stretches through
+    the lexer, the rest copied. None where the lexer's state cannot be read."""
+    if not _readable(lexer) or not lines:
+        return None
+    assert isinstance(lexer, RegexLexer)
+    n = len(lines)
+    ref_of, before, after = _runs(lines, ref_lines, same)
+
+    def can_copy(t: int) -> bool:
+        r = ref_of[t]
+        # At the very start nothing lies behind to look back at; elsewhere MARGIN lines do.
+        return r >= 0 and after[t] >= MARGIN and (before[t] >= MARGIN or t == r == 0)
+
+    text = "\n".join(lines) + "\n"
+    starts = _line_starts(lines)
+    out: list[tuple[Piece, ...]] = []
+    states: list[State | None] = [None] * n
+    t = 0
+    stack: State = ("root",)
+    states[0] = stack
+    while t < n:
+        if can_copy(t) and ref.states[ref_of[t]] == stack:
+            copied = _copy_until(t, n, ref_of, after, ref, len(ref_lines))
+            if copied is not None:
+                for u in range(t, copied):
+                    out.append(ref.lines[ref_of[u]])
+                    states[u] = ref.states[ref_of[u]]
+                if copied >= n:
+                    break
+                t = copied
+                noted_state = ref.states[ref_of[t]]
+                assert noted_state is not None  # _copy_until stops only at noted lines
+                stack = noted_state
+        LEX_STATS["runs"] += 1
+
+        def stop(k: int, state: State, start: int = t) -> bool:
+            return k > start and can_copy(k) and ref.states[ref_of[k]] == state
+
+        tokens, noted, at = _regex_run(lexer, text, starts[t], stack, starts, stop)
+        end = n if at is None else at
+        LEX_STATS["lines"] += end - t
+        out.extend(_split(tokens, end - t))
+        for k, state in noted.items():
+            states[k] = state
+        if at is None:
+            break
+        t, stack = at, noted[at]
+    if len(out) != n:
+        raise ValueError("lines lost while lexing against the reference")
+    return Lexed(tuple(out), tuple(states))
