@@ -30,6 +30,9 @@ from grading.models import Patch, Task, Trajectory
 from grading.selectors.rollouts import group_identity_names, trajectory_events
 from review.diffs import (
     RENDERER_VERSION,
+    HunkSignature,
+    LexCache,
+    Lexed,
     RenderedFile,
     RenderedPair,
     RenderOptions,
@@ -39,7 +42,7 @@ from review.diffs import (
     parse_patch,
     render_file,
     render_post_pair,
-    shared_changes,
+    shares_of,
 )
 from review.models import Assignment
 
@@ -121,6 +124,44 @@ def _cat_files(repo: Path, commit: str, paths: Sequence[str]) -> dict[str, str]:
     return out
 
 
+class GroupLexCache(LexCache):
+    """Lexed base files by content in the shared cache, so the candidates of a group that
+    change one file (each rendered by its own panel request) lex its base once."""
+
+    def __init__(self) -> None:
+        self._memo: dict[str, Lexed] = {}
+
+    @staticmethod
+    def _key(key: str) -> str:
+        return f"gagar-lexed:v{RENDERER_VERSION}:" + hashlib.sha256(key.encode()).hexdigest()
+
+    def get(self, key: str) -> Lexed | None:
+        if key not in self._memo:
+            hit = cache.get(self._key(key))
+            if not isinstance(hit, Lexed):
+                return None
+            self._memo[key] = hit
+        return self._memo[key]
+
+    def set(self, key: str, value: Lexed) -> None:
+        self._memo[key] = value
+        cache.set(self._key(key), value, CACHE_SECONDS)
+
+
+def redacted_texts(*, patches: Iterable[Patch], redactor: Redactor) -> dict[str, str]:
+    """Patch texts (by sha256) as the reviewer is shown them, each redacted once for every
+    request that renders, fingerprints or compares it (one cache round trip)."""
+    by_sha = {p.sha256: p for p in patches}
+    keys = {sha: f"gagar-redacted:{redactor.digest}:{sha}" for sha in by_sha}
+    found = cache.get_many(list(keys.values()))
+    out = {sha: found[key] for sha, key in keys.items() if key in found}
+    fresh = {sha: redactor(by_sha[sha].text) for sha in by_sha if sha not in out}
+    if fresh:
+        cache.set_many({keys[sha]: text for sha, text in fresh.items()}, CACHE_SECONDS)
+        out.update(fresh)
+    return out
+
+
 def _old_text(old: dict[str, str], path: str | None, redactor: Redactor) -> str | None:
     # The pre-image is shown as context lines, so it is redacted like the diff itself.
     text = old.get(path or "")
@@ -141,7 +182,8 @@ def rendered_diffs(
         else:
             todo[tok] = patches[tok]  # type: ignore[assignment]
     if todo:
-        parsed = {tok: parse_patch(redactor(p.text)) for tok, p in todo.items()}
+        texts = redacted_texts(patches=todo.values(), redactor=redactor)
+        parsed = {tok: parse_patch(texts[p.sha256]) for tok, p in todo.items()}
         old = base_files(
             task=task,
             paths=(
@@ -149,9 +191,15 @@ def rendered_diffs(
             ),
         )
         fresh = {}
+        lexed = GroupLexCache()
         for tok, files in parsed.items():
             rendered = [
-                render_file(f, old_text=_old_text(old, f.old_path, redactor), options=OPTIONS)
+                render_file(
+                    f,
+                    old_text=_old_text(old, f.old_path, redactor),
+                    options=OPTIONS,
+                    lex_cache=lexed,
+                )
                 for f in files
             ]
             out[tok] = rendered
@@ -168,12 +216,17 @@ def rendered_file_page(
     hit = cache.get(key)
     if hit is not None:
         return hit
-    for f in parse_patch(redactor(patch.text)):
+    text = redacted_texts(patches=[patch], redactor=redactor)[patch.sha256]
+    for f in parse_patch(text):
         if file_id_for(f.path) == file_id:
             old = base_files(task=task, paths=[f.old_path or ""]) if f.change != "added" else {}
             try:
                 rendered = render_file(
-                    f, old_text=_old_text(old, f.old_path, redactor), options=OPTIONS, page=page
+                    f,
+                    old_text=_old_text(old, f.old_path, redactor),
+                    options=OPTIONS,
+                    page=page,
+                    lex_cache=GroupLexCache(),
                 )
             except ValueError:
                 return None
@@ -226,7 +279,8 @@ def compared_files(
     hit = cache.get(key)
     if hit is not None:
         return list(hit)
-    parsed = [parse_patch(redactor(p.text)) if p is not None else parse_patch("") for p in (a, b)]
+    texts = redacted_texts(patches=[p for p in (a, b) if p is not None], redactor=redactor)
+    parsed = [parse_patch(texts[p.sha256] if p is not None else "") for p in (a, b)]
     comparisons = compare_patches(*parsed)
     wanted = {
         f.old_path or ""
@@ -274,20 +328,23 @@ def shared_hunks(
         # One entry per candidate, named by content and occurrence rather than by token: two
         # candidates with the same patch both count as holders, and any reviewer's order of
         # the same patches maps to the same cache entry.
-        texts: dict[str, str] = {}
+        redacted = redacted_texts(
+            patches=[p for p in patches.values() if p is not None], redactor=redactor
+        )
+        signed = {sha: hunk_signatures(text) for sha, text in redacted.items()}
+        sigs: dict[str, list[HunkSignature]] = {}
         seen: dict[str, int] = {}
         for p in patches.values():
             sha = p.sha256 if p is not None else "none"
-            texts[f"{sha}#{seen.get(sha, 0)}"] = redactor(p.text) if p is not None else ""
+            sigs[f"{sha}#{seen.get(sha, 0)}"] = signed.get(sha, [])
             seen[sha] = seen.get(sha, 0) + 1
-        shares = shared_changes(texts)
+        shares = shares_of(sigs)
         by_sha: dict[str, list[tuple[str, int, float]]] = {}
-        for name, diff in texts.items():
+        for name, own in sigs.items():
             sha, _, occurrence = name.partition("#")
             if occurrence == "0":
-                sigs = hunk_signatures(diff)
-                by_sha[sha] = [(sigs[i].path, sigs[i].old_start, sh) for i, sh in shares[name]]
-        cached = (len(texts), by_sha)
+                by_sha[sha] = [(own[i].path, own[i].old_start, sh) for i, sh in shares[name]]
+        cached = (len(sigs), by_sha)
         cache.set(key, cached, CACHE_SECONDS)
     total, by_sha = cached
     return {

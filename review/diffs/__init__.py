@@ -8,38 +8,35 @@ HTML (with intra-line change marks), and `html` folds long unchanged runs and wr
 """
 
 from grading.diffs import ChangeKind, FileDiff, Hunk, Line, decode_diff, parse_patch
+from review.diffs.lexing import LexCache, Lexed
 from review.diffs.render import (
     HUNKS_ONLY,
     RENDERER_VERSION,
-    CompareRow,
     RenderedFile,
     RenderedPair,
     RenderOptions,
     cache_key,
-    compare_files,
-    compare_rows,
     file_id_for,
     render_file,
     render_patch,
     render_post_pair,
 )
-from review.diffs.signatures import HunkSignature, hunk_signatures, shared_changes
+from review.diffs.signatures import HunkSignature, hunk_signatures, shared_changes, shares_of
 
 __all__ = [
     "HUNKS_ONLY",
     "RENDERER_VERSION",
     "ChangeKind",
-    "CompareRow",
     "FileDiff",
     "Hunk",
     "HunkSignature",
+    "LexCache",
+    "Lexed",
     "Line",
     "RenderOptions",
     "RenderedFile",
     "RenderedPair",
     "cache_key",
-    "compare_files",
-    "compare_rows",
     "decode_diff",
     "file_id_for",
     "hunk_signatures",
@@ -48,4 +45,5 @@ __all__ = [
     "render_patch",
     "render_post_pair",
     "shared_changes",
+    "shares_of",
 ]

@@ -29,7 +29,8 @@ from typing import Any, Protocol
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
 from pygments.token import STANDARD_TYPES, Error, Whitespace, _TokenType
 
-# Lines of shared text kept between a difference and copied tokens (see the module docstring).
+# Lines of shared text kept between a difference and copied tokens (see the module docstring):
+# with none, edited standard library modules come out wrong (tests/diffs/test_lexing.py).
 MARGIN = 1
 
 Piece = tuple[str, str]  # (CSS class, text) of one token's part on one line
@@ -138,7 +139,7 @@ def _regex_run(
     statetokens = tokendefs[statestack[-1]]
     tokens: list[tuple[_TokenType, str]] = []
     states: dict[int, State] = {}
-    end, n = len(text), len(starts)
+    end, last = len(text), pos
     k = bisect_right(starts, pos)
     while True:
         for rexmatch, action, new_state in statetokens:
@@ -164,16 +165,17 @@ def _regex_run(
             else:
                 tokens.append((Error, text[pos]))
             pos += 1
-        while k < n and starts[k] < pos:
-            k += 1
-        if k < n and starts[k] == pos:
-            # Noted once, on arrival: an empty match (`default(...)`) may move the state at
-            # the same offset, and lexing from the first stack replays it.
+        # A line starts where the last token ended with a line break (every line but the
+        # first follows one). Noted once, on arrival: an empty match (`default(...)`) may move
+        # the state at the same offset, and lexing from the first stack replays it.
+        if pos > last and text[pos - 1] == "\n" and pos < end:
+            last = pos
+            while starts[k] < pos:
+                k += 1
             state = tuple(statestack)
             states[k] = state
-            k += 1
-            if stop(k - 1, state):
-                return tokens, states, k - 1
+            if stop(k, state):
+                return tokens, states, k
     return tokens, states, None
 
 
@@ -181,8 +183,11 @@ def _split(tokens: Sequence[tuple[_TokenType, str]], count: int) -> list[tuple[P
     """Tokens of `count` whole lines (each ending in "\\n") as pieces per line."""
     out: list[tuple[Piece, ...]] = []
     line: list[Piece] = []
+    classes: dict[_TokenType, str] = {}
     for ttype, value in tokens:
-        cls = css_class(ttype)
+        cls = classes.get(ttype)
+        if cls is None:
+            cls = classes[ttype] = css_class(ttype)
         if "\n" not in value:
             if value:
                 line.append((cls, value))

@@ -11,10 +11,8 @@ from typing import Literal
 
 from grading.diffs import (
     ChangeKind,
-    FileComparison,
     FileDiff,
     PostPair,
-    compare_patches,
     decode_diff,
     parse_patch,
 )
@@ -25,6 +23,7 @@ from review.diffs.highlight import (
     intraline_ranges,
     lexed_side,
     lexer_for,
+    line_html,
     lines_html,
     plain_lines,
 )
@@ -174,13 +173,13 @@ def _side_html(
         return None
     new_lexed = None
     lexer = lexer_for(paths[1])
+    same = {
+        i.new_pos: i.old_pos
+        for i in items
+        if isinstance(i, Row) and i.kind == "equal" and i.new_pos is not None
+        if i.old_pos is not None
+    }
     if lexer is lexer_for(paths[0]):
-        same = {
-            i.new_pos: i.old_pos
-            for i in items
-            if isinstance(i, Row) and i.kind == "equal" and i.new_pos is not None
-            if i.old_pos is not None
-        }
         try:
             new_lexed = lex_against(lexer, new, old_lexed, old, same)
         except Exception:
@@ -189,7 +188,18 @@ def _side_html(
         new_lexed = lexed_side(new, paths[1])
     if new_lexed is None:
         return None
-    return lines_html(old_lexed, marks[0]), lines_html(new_lexed, marks[1])
+    old_html = lines_html(old_lexed, marks[0])
+    # A line copied from the old side without marks on either side is the old line's HTML.
+    new_html = [
+        old_html[r]
+        if (r := same.get(i)) is not None
+        and pieces is old_lexed.lines[r]
+        and i not in marks[1]
+        and r not in marks[0]
+        else line_html(pieces, marks[1].get(i))
+        for i, pieces in enumerate(new_lexed.lines)
+    ]
+    return old_html, new_html
 
 
 def render_file(
@@ -279,63 +289,6 @@ def render_patch(
         render_file(f, old_text=old_files.get(f.old_path or ""), options=opts)
         for f in parse_patch(diff)
     ]
-
-
-@dataclass(frozen=True, slots=True)
-class CompareRow:
-    """One file of compare mode: both candidates' renderings and what differs between them."""
-
-    path: str
-    a: RenderedFile | None
-    b: RenderedFile | None
-    diff: FileComparison
-
-    @property
-    def summary(self) -> str:
-        d = self.diff
-        if self.a is None or self.b is None:
-            return ""
-        if d.identical:
-            return "Both candidates make the same change here."
-        if d.binary_same is not None:
-            return "Binary file, changed differently."
-        return (
-            f"{d.count('shared')} changed lines shared, {d.count('only_a')} only on the left, "
-            f"{d.count('only_b')} only on the right."
-        )
-
-
-def compare_rows(
-    diff_a: str | bytes,
-    diff_b: str | bytes,
-    rendered_a: list[RenderedFile],
-    rendered_b: list[RenderedFile],
-) -> list[CompareRow]:
-    """Align two candidates' rendered files with the shared compare (`grading.diffs`): a's
-    files first in a's order, then files only b touched."""
-    a = {f.path: f for f in rendered_a}
-    b = {f.path: f for f in rendered_b}
-    return [
-        CompareRow(fc.path, a.get(fc.path), b.get(fc.path), fc)
-        for fc in compare_patches(parse_patch(diff_a), parse_patch(diff_b))
-    ]
-
-
-def compare_files(
-    diff_a: str | bytes,
-    diff_b: str | bytes,
-    *,
-    old_files: Mapping[str, str | bytes] | None = None,
-    options: RenderOptions | None = None,
-) -> list[tuple[str, RenderedFile | None, RenderedFile | None]]:
-    """Render and align two candidates' files (path, a's rendering, b's rendering)."""
-    rows = compare_rows(
-        diff_a,
-        diff_b,
-        render_patch(diff_a, old_files=old_files, options=options),
-        render_patch(diff_b, old_files=old_files, options=options),
-    )
-    return [(r.path, r.a, r.b) for r in rows]
 
 
 HUNKS_ONLY = (

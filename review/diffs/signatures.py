@@ -8,7 +8,7 @@ hunk above it added lines) or with different indentation style compares equal.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from grading.diffs import Hunk, parse_patch
@@ -49,12 +49,18 @@ def shared_changes(patches: Mapping[str, str | bytes]) -> dict[str, list[tuple[i
     The share counts the candidate itself, so a change nobody else made has share 1/N; a
     candidate repeating a hunk is counted once. Changes are matched on (path, signature).
     """
-    sigs = {cand: hunk_signatures(diff) for cand, diff in patches.items()}
+    return shares_of({cand: hunk_signatures(diff) for cand, diff in patches.items()})
+
+
+def shares_of(
+    sigs: Mapping[str, Sequence[HunkSignature]],
+) -> dict[str, list[tuple[int, float]]]:
+    """`shared_changes` from each candidate's signatures (for callers that keep them)."""
     holders: dict[tuple[str, str], set[str]] = {}
     for cand, items in sigs.items():
         for s in items:
             holders.setdefault((s.path, s.signature), set()).add(cand)
-    total = len(patches) or 1
+    total = len(sigs) or 1
     return {
         cand: [(i, len(holders[(s.path, s.signature)]) / total) for i, s in enumerate(items)]
         for cand, items in sigs.items()

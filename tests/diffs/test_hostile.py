@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from review.diffs import compare_files, render_patch
+from grading.diffs import compare_patches, post_versions
+from review.diffs import parse_patch, render_patch, render_post_pair
 from tests.diffs._html import parse
 
 HOSTILE = [
@@ -59,10 +60,21 @@ def test_it_keeps_the_raw_path_only_as_an_escaped_attribute() -> None:
     assert '" onmouseover="' in first.path and "onmouseover" not in table.attrs
 
 
-def test_it_escapes_in_compare_mode_and_plain_mode() -> None:
-    for _, a, b in compare_files(_hostile_patch(), _hostile_patch()):
-        assert a is not None and b is not None
-        _assert_inert(a.html)
+def test_it_escapes_in_compare_mode() -> None:
+    # Compare mode's table: the diff between two candidates' post-patch versions.
+    other = _hostile_patch().replace(f"+{HOSTILE[1]}\n", f"+{HOSTILE[1]} <b>other</b>\n", 1)
+    pairs = [
+        post_versions(fc, {})
+        for fc in compare_patches(parse_patch(_hostile_patch()), parse_patch(other))
+        if fc.a is not None and fc.b is not None and not fc.identical
+    ]
+    assert pairs and all(p is not None for p in pairs)
+    for pair in pairs:
+        assert pair is not None
+        rendered = render_post_pair(pair)
+        assert rendered.differing
+        _assert_inert(rendered.html)
+        assert "<b>" not in rendered.html and "<b>other</b>" in "".join(parse(rendered.html).texts)
 
 
 def test_it_hides_bidi_controls() -> None:
