@@ -22,6 +22,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import unidiff
@@ -106,19 +107,40 @@ def sides(patch: str) -> list[tuple[str, str]]:
     return out
 
 
-def time_pygments(patches: list[str]) -> float:
-    texts = [pair for p in patches for pair in sides(p)]
+def whole_files(patch: str) -> list[tuple[str, str]]:
+    """Each file's whole old and new text (the modules, patched with unidiff, not our code)."""
+    out = []
+    for f in unidiff.PatchSet(patch):
+        old = [f"{ln}\n" for ln in module_text(f.source_file.removeprefix("a/lib/")).split("\n")]
+        new, at = [], 0
+        for h in f:
+            new += old[at : h.source_start - 1]
+            new += [ln.value for ln in h if not ln.is_removed]
+            at = h.source_start - 1 + h.source_length
+        out.append(("".join(old), "".join(new + old[at:])))
+    return out
+
+
+def time_pygments(
+    patches: list[str],
+    *,
+    clock: Callable[[], float] = time.perf_counter,
+    texts: list[tuple[str, str]] | None = None,
+) -> float:
+    """Pygments alone (`highlight`, HtmlFormatter) on every file's old and new hunk lines
+    (or on `texts`, pairs of old and new text)."""
+    if texts is None:
+        texts = [pair for p in patches for pair in sides(p)]
     lexer, formatter = PythonLexer(), HtmlFormatter()
-    start = time.perf_counter()
+    start = clock()
     for old, new in texts:
         highlight(old, lexer, formatter)
         highlight(new, lexer, formatter)
-    return time.perf_counter() - start
+    return clock() - start
 
 
 def time_render(patches: list[str]) -> float:
-    hl._lexer_for_name.cache_clear()
-    hl._css_class.cache_clear()
+    hl.clear_caches()
     start = time.perf_counter()
     for p in patches:
         render_patch(p)

@@ -12,7 +12,6 @@ Run: .venv/bin/python bench/bench_review_page.py
 
 from __future__ import annotations
 
-import hashlib
 import os
 import statistics
 import sys
@@ -35,6 +34,7 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
+from bench._groups import create_group  # noqa: E402
 from bench.bench_diff_render import build_group, sides, time_diff2html, time_pygments  # noqa: E402
 from review.diffs import highlight as hl  # noqa: E402
 
@@ -43,35 +43,11 @@ WARM_RUNS = 30
 
 
 def _setup(patches: list[str]) -> tuple[str, User]:
-
-    from grading.models import Attempt, Group, Patch, Run, Step, Task
     from review.services.campaigns import campaign_create
     from review.services.queue import assignment_next
 
     connection.creation.create_test_db(verbosity=0)
-    run = Run.objects.create(name="bench-run")
-    step = Step.objects.create(run=run, number=1)
-    task = Task.objects.create(
-        external_id="bench-task",
-        repo="bench/repo",
-        problem_statement="Make it better.",
-        content_hash="0" * 64,
-    )
-    group = Group.objects.create(step=step, task=task, content_hash="0" * 64)
-    for i, text in enumerate(patches):
-        data = text.encode()
-        patch = Patch.objects.create(
-            sha256=hashlib.sha256(data).hexdigest(), content=data, size=len(data)
-        )
-        Attempt.objects.create(
-            group=group,
-            external_id=f"b{i}",
-            index=i,
-            test_reward=1.0,
-            patch=patch,
-            agent_system="bench-agent/1.0",
-            agent_model="bench-model-7b",
-        )
+    create_group(patches)
     reviewer = User.objects.create_user("bench-reviewer")
     campaign = campaign_create(name="bench", created_by=None, reviewers=[reviewer], filters={})
     assignment = assignment_next(campaign=campaign, reviewer=reviewer)
@@ -98,8 +74,7 @@ def main() -> None:
     colds = []
     for _ in range(COLD_RUNS):
         cache.clear()
-        hl._lexer_for_name.cache_clear()
-        hl._css_class.cache_clear()
+        hl.clear_caches()
         colds.append(_get(client, url))
     warms = [_get(client, url) for _ in range(WARM_RUNS)]
     with CaptureQueriesContext(connection) as queries:
