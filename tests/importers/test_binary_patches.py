@@ -137,7 +137,6 @@ def test_the_review_pages_show_a_binary_change_not_its_data(tmp_path: Path) -> N
         assert shown.split("</table>", 1)[0].endswith("Binary file not shown.</td></tr></tbody>")
 
 
-
 def test_the_file_lists_say_binary_instead_of_counting_zero_lines(tmp_path: Path) -> None:
     import_binary_group(tmp_path)
     reviewer = UserFactory.create()
@@ -164,6 +163,7 @@ def test_the_file_lists_say_binary_instead_of_counting_zero_lines(tmp_path: Path
     compare = client.get(f"/review/a/{assignment.pk}/compare?a={a.token}&b={b.token}")
     only = compare.content.decode().split('data-path="docs/logo.png"', 1)[1].split("</summary>")[0]
     assert ">binary</span>" in only and "+0" not in only, only
+
 
 def test_the_grader_sees_that_a_binary_file_changed_not_its_encoded_data(
     tmp_path: Path, settings: object

@@ -54,7 +54,6 @@ def test_check_deploy_is_clean_under_production_settings(tmp_path):
     assert "no issues" in result.stdout
 
 
-
 def test_without_debug_or_a_secret_key_manage_py_says_what_to_set_in_one_line(tmp_path):
     result = _manage("import", "bundle", "step.jsonl", env={}, tmp_path=tmp_path)
     assert result.returncode != 0
@@ -67,6 +66,7 @@ def test_without_debug_or_a_secret_key_manage_py_says_what_to_set_in_one_line(tm
     assert bad.returncode != 0 and bad.stderr.strip().splitlines() == [
         "manage.py: DEBUG='maybe' is not a boolean (use 1/0, true/false)"
     ], bad.stderr
+
 
 def test_check_deploy_warns_when_login_counts_are_per_process(tmp_path):
     env = {**PRODUCTION_ENV, "SECRET_KEY": secrets.token_urlsafe(50), "CACHE_URL": ""}
