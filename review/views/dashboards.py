@@ -7,6 +7,7 @@ cached snapshots only; the statistics are computed by `review.tasks`.
 from __future__ import annotations
 
 import csv
+from datetime import datetime
 from typing import Any, cast
 
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
@@ -162,6 +163,20 @@ def audit(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboards/audit.html", context)
 
 
+def _gate_cell(
+    figure: dict[str, Any], threshold: float | None
+) -> tuple[dict[str, Any], float | None, bool]:
+    """A gate figure, the threshold it had to meet (None: none) and whether it fell short."""
+    estimate = figure.get("estimate")
+    missed = threshold is not None and (estimate is None or estimate < threshold)
+    return figure, threshold, missed
+
+
+def _when(iso: str | None) -> datetime | None:
+    # The gate's selectors speak ISO strings (the API's form); the page shows minutes.
+    return datetime.fromisoformat(iso) if iso else None
+
+
 @never_cache
 @require_GET
 @staff_required
@@ -174,12 +189,14 @@ def gate(request: HttpRequest) -> HttpResponse:
     rows = [
         (
             d,
-            [d.figures.get(s) or {} for s in GATE_STATS],
+            [_gate_cell(d.figures.get(s) or {}, d.thresholds.get(s)) for s in GATE_STATS],
+            [(k, v) for k, v in d.thresholds.items() if k not in GATE_STATS],
             d.config in configs or any(c in campaigns for c in d.campaigns),
+            _when(d.decided_at),
         )
         for d in decisions
     ]
-    state_rows = [(s, s.config in configs) for s in states]
+    state_rows = [(s, s.config in configs, _when(s.decided_at)) for s in states]
     return render(
         request,
         "dashboards/gate.html",
@@ -187,7 +204,7 @@ def gate(request: HttpRequest) -> HttpResponse:
             "states": state_rows,
             "rows": rows,
             "stats": GATE_STATS,
-            "any_synthetic": any(x for _, x in state_rows) or any(x for *_, x in rows),
+            "any_synthetic": any(s[1] for s in state_rows) or any(r[3] for r in rows),
         },
     )
 
