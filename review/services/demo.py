@@ -146,8 +146,8 @@ class StudyReport:
             return f"synthetic study already present ({self.groups} groups): nothing to do"
         return (
             f"synthetic study: {self.groups} groups in {len(STUDY_STEPS)} steps, "
-            f"{self.grader_runs} grader runs, {self.reviews} reviews ({self.labels} labels, "
-            f"{self.sentinels} self-consistency sentinels) by {len(REVIEWERS)} synthetic "
+            f"{self.grader_runs} grader runs, {self.reviews} reviews and {self.sentinels} "
+            f"self-consistency sentinels ({self.labels} labels) by {len(REVIEWERS)} synthetic "
             f"reviewers, {self.advantages} advantage rows"
         )
 
