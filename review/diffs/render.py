@@ -11,12 +11,14 @@ from typing import Literal
 
 from grading.diffs import (
     ChangeKind,
+    FileComparison,
     FileDiff,
     PostPair,
     decode_diff,
     parse_patch,
 )
 from grading.domain.hostile_text import mixed_script_words
+from grading.domain.wording import plural
 from review.diffs.highlight import (
     Ranges,
     display_text,
@@ -289,6 +291,14 @@ def render_patch(
         render_file(f, old_text=old_files.get(f.old_path or ""), options=opts)
         for f in parse_patch(diff)
     ]
+
+
+def changed_lines_summary(d: FileComparison) -> str:
+    """What two candidates' changes to one file have in common, in words."""
+    return (
+        f"{plural(d.count('shared'), 'changed line')} shared, {d.count('only_a')} only on the "
+        f"left, {d.count('only_b')} only on the right."
+    )
 
 
 HUNKS_ONLY = (
