@@ -15,9 +15,11 @@ Per group it prints:
     diff is shown);
 and, on the big group, the server's cold render (render caches and lexer caches cleared: the
 page and every candidate's diff, as the reviewer's tabs fetch them) against Pygments alone on
-the same hunk lines (bench_diff_render's floor). Each browser figure is also printed as a ratio to a
-baseline measured in the same run: the site's small queue page loaded the same way (what the
-machine takes for any page), so figures from different machines can be compared.
+the same lines (bench_diff_render's floor), in CPU time and run by run: hunks only, and again
+with the group's base repository (whole files, each base file lexed once per group). Each
+browser figure is also printed as a ratio to a baseline measured in the same run: the site's
+small queue page loaded the same way (what the machine takes for any page), so figures from
+different machines can be compared.
 
 Targets (issue 17): <= 1 MB before interaction, DOMContentLoaded <= 350 ms, long tasks <= 150 ms
 in total, tab switch <= 80 ms, cold render <= 1.2x Pygments alone.
