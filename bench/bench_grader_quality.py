@@ -65,7 +65,11 @@ from grading.grader.analysis.fit import (  # noqa: E402
     predict,
 )
 from grading.grader.analysis.fit_default import SETTINGS, samples  # noqa: E402
-from grading.grader.analysis.model import LinearModel, load_default_fit  # noqa: E402
+from grading.grader.analysis.model import (  # noqa: E402
+    NEAR_TIE_MARGIN,
+    LinearModel,
+    load_default_fit,
+)
 from grading.grader.heuristic_rules import extract, literals, score_group  # noqa: E402
 from grading.grader.inputs import (  # noqa: E402
     CandidateInput,
@@ -88,6 +92,7 @@ Preds = dict[tuple[str, str], Prediction]
 Reader = Callable[[str], str | None]
 TIMED_GROUP = "pytest-dev__pytest-11143"
 ANALYSIS = "analysis, reference given"
+NEAR_TIES = f"analysis, near-ties share a rank (variant: margin {NEAR_TIE_MARGIN}, not shipped)"
 SMALLER = "smaller diff (the issue's)"
 
 
@@ -307,6 +312,7 @@ def main() -> int:
     graders: dict[str, Preds] = {
         ANALYSIS: leave_one_task_out(with_ref, **SETTINGS),
         "analysis, reference withheld": leave_one_task_out(no_ref, **SETTINGS),
+        NEAR_TIES: leave_one_task_out(with_ref, margin=NEAR_TIE_MARGIN, **SETTINGS),
         "heuristic (the previous default)": heuristic(tasks),
         SMALLER: smaller_diff(with_ref),
         "smaller diff, fitted cuts (earlier variant)": smaller_diff_fitted(with_ref),
@@ -362,7 +368,7 @@ def main() -> int:
 
     print("\n## Paired task bootstrap: analysis − smaller diff (vs consensus)")
     nested_name = next((g for g in graders if g.startswith("analysis, nested")), None)
-    for grader in (ANALYSIS, *([nested_name] if nested_name else [])):
+    for grader in (ANALYSIS, NEAR_TIES, *([nested_name] if nested_name else [])):
         for baseline in (SMALLER, "smaller diff, fitted cuts (earlier variant)"):
             diff = paired_difference_with_ci(as_ratings[grader], as_ratings[baseline],
                                              refs["consensus"], task_ids, n_resamples=n,

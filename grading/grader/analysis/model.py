@@ -26,9 +26,13 @@ from grading.grader.analysis.catalogue import BY_NAME, NAMES, T2_AT_MOST
 SCHEMA = "gagar.analysis-fit.v1"
 DEFAULT_FIT_PATH = Path(__file__).with_name("default_fit.json")
 Severity = Literal["severe", "moderate", "minor"]
-# Scores closer than this (logit units: P(one better) within 0.475–0.525) are no evidence of an
-# order: equal-sized candidates that close share a rank (`rank`). Chosen a priori, not fitted.
-TIE_MARGIN = 0.1
+# The shipped rule is the issue's: candidates tie only when their normalised changes are identical
+# (margin 0). `rank` can also tie same-sized changes scoring within a margin of each other (the
+# model cannot tell them apart); measured held out at 0.1 logit that was half a pair of 95 more
+# concordance and no real gain over "smaller diff" (its paired lower bound −0.011 → 0.000), while
+# it ties changes that are not equivalent, so it stays a variant `bench grader_quality` prints.
+TIE_MARGIN = 0.0
+NEAR_TIE_MARGIN = 0.1
 Mode = Literal["reference", "consensus"]
 
 
@@ -191,11 +195,11 @@ def rank(
     margin: float = TIE_MARGIN,
 ) -> list[int]:
     """Rank in tier (1 = best) by score, then by smaller change. Candidates share a rank when
-    they have the same normalised change (`same`), or when they are in the same tier, change as
-    many lines and score within `margin` of the best of them: the model cannot tell them apart
-    and nothing else separates them, so it claims no order (reviewers give equal quality one
-    rank too). Competition ranks (1, 1, 3), as the verdict protocol derives them from an ordering
-    with ties (`protocol.ranks_from_ordering`). One rank per candidate, in input order."""
+    they have the same normalised change (`same`); with a positive `margin` (a measured variant,
+    not the shipped rule: see TIE_MARGIN) also when they are in the same tier, change as many
+    lines and score within `margin` of the best of them. Competition ranks (1, 1, 3), as the
+    verdict protocol derives them from an ordering with ties (`protocol.ranks_from_ordering`).
+    One rank per candidate, in input order."""
     order = sorted(range(len(scores)), key=lambda i: (tiers[i], scores[i], sizes[i], i))
     ranks = [0] * len(scores)
     position: dict[int, int] = {}
