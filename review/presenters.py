@@ -19,6 +19,7 @@ from django.utils.safestring import mark_safe
 
 from grading.domain.redaction import Redactor
 from grading.models import CandidateGrade, GraderRun, Patch, Task
+from grading.selectors.synthetic import run_is_synthetic
 from review.blinded_cache import (
     CACHE_SECONDS,
     HunkShare,
@@ -49,7 +50,7 @@ from review.templatetags.review_tags import TIER_SHORT
 CRITERIA_LABELS = [(c, c.replace("_", " ").capitalize()) for c in CRITERIA]
 TIERS = {"t1": 1, "t2": 2, "t3": 3}
 # Bump when _candidate_side.html or _candidate_main.html change, so cached fragments expire.
-FRAGMENT_VERSION = "4"
+FRAGMENT_VERSION = "5"
 MARKDOWN_MAX_CHARS = 50_000
 
 
@@ -201,6 +202,8 @@ def review_page(*, assignment: Assignment, active: str | None = None) -> dict[st
         if len(statement) <= MARKDOWN_MAX_CHARS
         else None,
         "reference": reference,
+        # The group is demo data (grading.selectors.synthetic): said on the page, nothing more.
+        "synthetic": run_is_synthetic(assignment.group.step.run),
     }
 
 
