@@ -245,7 +245,8 @@ def expected_verdict(group_id: int, seed: int) -> dict[str, Any]:
 
 
 def _cpu_s(pids: list[int]) -> float:
-    """CPU seconds (user + system) of these processes and their descendants, alive ones."""
+    """CPU seconds (user + system) of these processes and their descendants: the alive ones,
+    and the children they have reaped (the workspace's short `git` processes)."""
     tick = os.sysconf("SC_CLK_TCK")
     seen, todo, total = set(), list(pids), 0
     while todo:
@@ -255,11 +256,29 @@ def _cpu_s(pids: list[int]) -> float:
         seen.add(pid)
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
+            # utime, stime, then cutime, cstime (children waited for)
+            total += sum(int(f) for f in fields[11:15])
             todo += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
         except OSError:
             continue
     return total / tick
+
+
+def _runqueue_wait_s(pid: int) -> float:
+    """Seconds the process's threads spent runnable but waiting for a CPU (schedstat): how
+    much the machine's other load held the worker back. A thread waiting for the GIL is
+    asleep, not runnable, so this is not the interpreter's own contention."""
+    total = 0
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return 0.0
+    for task in tasks:
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / 1e9
 
 
 def _rss_mb(pids: list[int]) -> float:
@@ -353,6 +372,7 @@ def grade_step(
             t.start()
         t0 = time.perf_counter()
         cpu0, own0 = _cpu_s([proc.pid]), time.process_time()
+        wait0 = _runqueue_wait_s(proc.pid)
         fake0, calls0 = _cpu_s([server.proc.pid]), server.stats()["calls"]
         runs = grader_runs_request(groups=Group.objects.filter(pk__in=group_ids), config=config)
         ids = [r.pk for r in runs]
@@ -365,6 +385,8 @@ def grade_step(
             time.sleep(0.2)
         elapsed = time.perf_counter() - t0
         worker_cpu, bench_cpu = _cpu_s([proc.pid]) - cpu0, time.process_time() - own0
+        worker_wait = _runqueue_wait_s(proc.pid) - wait0
+        load = os.getloadavg()[0]
         fake_cpu = _cpu_s([server.proc.pid]) - fake0
         stats = server.stats()
         stop.set()
@@ -391,6 +413,8 @@ def grade_step(
             "rss_at_peak_in_flight": sample.rss_at_peak,
             "fallback": fallback,
             "worker_cpu": worker_cpu,
+            "worker_wait": worker_wait,
+            "load": load,
             "fake_cpu": fake_cpu,
             "bench_cpu": bench_cpu,
             "fake_calls": stats["calls"] - calls0,
@@ -672,10 +696,18 @@ def report(
         dup = r["deliveries"] - r["runs"]
         print(f"  deliveries beyond one per run: {dup}; grades written: {r['grades']}")
         print(
-            f"  CPU per run: worker {r['worker_cpu'] / r['runs']:.2f} s, fake model server "
-            f"{r['fake_cpu'] / r['runs']:.2f} s, bench {r['bench_cpu'] / r['runs']:.2f} s; "
-            f"idle worker {r['rss_idle']:.0f} MB; fake: {r['fake_calls']} calls, "
-            f"{r['fake_peak']} in flight at its peak"
+            f"  CPU per run: worker {r['worker_cpu'] / r['runs']:.2f} s (its git processes "
+            f"included), fake model server {r['fake_cpu'] / r['runs']:.2f} s, bench "
+            f"{r['bench_cpu'] / r['runs']:.2f} s; idle worker {r['rss_idle']:.0f} MB; fake: "
+            f"{r['fake_calls']} calls, {r['fake_peak']} in flight at its peak"
+        )
+        cores = os.cpu_count() or 1
+        both = (r["worker_cpu"] + r["fake_cpu"]) / r["elapsed"] / cores
+        print(
+            f"  CPU-bound? worker busy {r['worker_cpu'] / r['elapsed']:.0%} of one core (its "
+            f"interpreter lock allows one), worker + fake {both:.0%} "
+            f"of the {os.cpu_count()} cores; the worker's threads waited {r['worker_wait']:.1f} s "
+            f"for a CPU (the machine's load); load average at the end {r['load']:.1f}"
         )
     ratio = per_min["design"] / per_min["baseline"]
     print(f"throughput, design vs baseline (same run): {ratio:.1f}×")

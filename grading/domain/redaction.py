@@ -30,7 +30,7 @@ import keyword
 import re
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from grading.domain import identity_catalogue as cat
 
@@ -442,6 +442,15 @@ def is_agent_file(path: str) -> bool:
     return any(_AGENT_FILES.fullmatch("/".join(parts[i:])) for i in range(len(parts)))
 
 
+# Short strings are remembered per redactor: a grader run reads the same trajectory keys and
+# values again and again (every page, every search), and each pass scans for all its anchors
+# however short the text is (the catalogue's hundred-odd anchors cost most of a run's CPU when
+# they were scanned afresh each time). Bounded: at most _MEMO_ENTRIES strings of at most
+# _MEMO_CHARS characters (~2 MB with their results); longer ones are redacted every time.
+_MEMO_CHARS = 256
+_MEMO_ENTRIES = 4096
+
+
 @dataclass(frozen=True)
 class Redactor:
     """Removes identity marks from text; `digest` identifies the rule set for cache keys."""
@@ -449,10 +458,23 @@ class Redactor:
     passes: tuple[_Pass, ...]
     digest: str
     catalogue: bool = True
+    # Redaction is a pure function of (rules, text); concurrent threads may both fill an
+    # entry with the same value, which is harmless.
+    _memo: dict[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def __call__(self, text: str) -> str:
         if not text:
             return text
+        if len(text) > _MEMO_CHARS:
+            return self._redact(text)
+        done = self._memo.get(text)
+        if done is None:
+            done = self._redact(text)
+            if len(self._memo) < _MEMO_ENTRIES:
+                self._memo[text] = done
+        return done
+
+    def _redact(self, text: str) -> str:
         if self.catalogue:
             text = _agent_files(text)
             for rule in _STRUCTURAL:

@@ -52,11 +52,20 @@ def count(text: str) -> int:
     return len(enc.encode_ordinary(text))
 
 
+_COUNT_ATTR = "_cl100k_tokens"
+
+
 def message_tokens(message: Message) -> int:
+    # Kept on the (immutable) message: the loop's context manager and the backend's request
+    # estimate both count every message of a run, so it would be tokenized twice otherwise.
+    n: int | None = message.__dict__.get(_COUNT_ATTR)
+    if n is not None:
+        return n
     n = MESSAGE_OVERHEAD + count(message.content)
     for call in message.tool_calls:
         args = call.raw_arguments if call.arguments is None else json.dumps(call.arguments)
         n += MESSAGE_OVERHEAD + count(call.name) + count(args)
+    object.__setattr__(message, _COUNT_ATTR, n)  # not a field: equality and asdict ignore it
     return n
 
 

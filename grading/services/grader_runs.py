@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 
@@ -233,15 +233,44 @@ class _Heartbeat(threading.Thread):
 
 @dataclass
 class _Recorder:
+    """Writes the transcript in batches, one INSERT per model call: the tool calls of a turn
+    wait for the next model call's event and go with it; the rest goes with the result
+    (`_finish`). A model call is never held back: what it cost must be in the database at once
+    (daily limits read it, and an abandoned delivery's cost is moved onto the run from it).
+    A worker killed between batches loses only tool events of a delivery that the next one
+    abandons anyway (`abandon_events` deletes its transcript before it starts afresh), so no
+    run is lost or duplicated; (run, seq) is unique, so a row written twice is a no-op."""
+
     run_id: int
     beat: _Heartbeat
+    pending: list[GraderEvent] = field(default_factory=list)
 
     def __call__(self, record: LogRecord) -> None:
         if self.beat.lost:
             raise ClaimLostError(f"run {self.run_id} was taken over by another delivery")
-        # (run, seq) is unique: a record written twice is a no-op.
-        GraderEvent.objects.bulk_create([event_row(self.run_id, record)], ignore_conflicts=True)
+        self.pending.append(event_row(self.run_id, record))
+        if record.kind == "llm_call":
+            self.flush()
+        # Hand back the connection a tool used (a trajectory page is read from the database):
+        # held across the next model call, 128 runs in threads queue for a pool of 16.
         _release_connection()
+
+    def take(self) -> list[GraderEvent]:
+        rows, self.pending = self.pending, []
+        return rows
+
+    def flush(self) -> None:
+        rows = self.take()
+        if rows:
+            GraderEvent.objects.bulk_create(rows, ignore_conflicts=True)
+
+    def flush_quietly(self) -> None:
+        """Keep the transcript of a run that raised (whoever reads why it failed needs it);
+        the run's own exception is the one that matters."""
+        try:
+            self.flush()
+        except Exception:
+            logger.exception("grader run %s: its last events were not written", self.run_id)
 
 
 # The database itself is gone (not the run's fault): the claim goes stale and the reaper
@@ -310,6 +339,7 @@ def _execute(run_id: int, delivery: int) -> None:
             "candidates": len(group.candidates),
         },
     )
+    recorder = _Recorder(run_id, beat)
     try:
         outcome = run_grader(
             group,
@@ -320,7 +350,7 @@ def _execute(run_id: int, delivery: int) -> None:
             seed=config.seed if config.seed is not None else run.replica,
             prompt_version=version,
             temperature=config.temperature,
-            on_event=_Recorder(run_id, beat),
+            on_event=recorder,
             context_window=window,
             pricing=pricing,
             spend_check=spend_check,
@@ -334,6 +364,12 @@ def _execute(run_id: int, delivery: int) -> None:
     except ClaimLostError:
         logger.warning("grader run %s: claim lost, result discarded", run_id)
         return
+    except _DATABASE_DOWN:
+        raise
+    except Exception:
+        if not beat.lost:
+            recorder.flush_quietly()
+        raise
     finally:
         beat.stop()
         close = getattr(backend, "close", None)
@@ -348,6 +384,7 @@ def _execute(run_id: int, delivery: int) -> None:
         priced=pricing.known,
         source=source,
         fit_version=fit_version,
+        events=recorder.take(),
     )
     _release_connection()
 
@@ -424,7 +461,10 @@ def _finish(
     priced: bool,
     source: tuple[bool, str],
     fit_version: str = "",
+    events: list[GraderEvent] | None = None,
 ) -> None:
+    """Write the outcome, and the transcript's last events with it, if the claim is still
+    ours."""
     # The run may have kept this connection idle for many minutes: reconnect if the server
     # dropped it (never inside a caller's transaction, e.g. a test's).
     if not connection.in_atomic_block:
@@ -435,6 +475,8 @@ def _finish(
         if run.status != Status.RUNNING or run.deliveries != delivery:
             logger.warning("grader run %s changed hands before its result was written", run_id)
             return
+        if events:
+            GraderEvent.objects.bulk_create(events, ignore_conflicts=True)
         run.finished_at = timezone.now()
         run.latency_s = latency_s
         run.input_tokens, run.output_tokens = use.input_tokens, use.output_tokens

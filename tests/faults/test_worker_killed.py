@@ -97,3 +97,45 @@ def test_two_workers_killed_mid_run_leave_one_set_of_grades(
     assert_one_clean_transcript(run)
     assert GraderEvent.objects.filter(run=run).count() == run.llm_calls + run.tool_calls
     assert run.llm_calls == len(script) and len(llm.requests) == len(script) + 2
+
+
+def test_a_worker_killed_between_transcript_batches_loses_no_spend_and_no_run(
+    sample_group: Group,  # noqa: F811
+    own_broker: str,
+    llm: FakeLLMServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The transcript is written one batch per model call (a turn's tool calls go with the
+    next call's event). Killed in its fourth call, the doomed delivery has written its three
+    calls and the tool calls of the turns before them, not the last turn's; the next delivery
+    starts afresh, and what the three calls cost stays on the run."""
+    env = {"CELERY_BROKER_URL": own_broker, **POOLS["threads"]}
+    script = openai_script(sample_group, seed=0)
+    assert len(script) > 4
+    llm.enqueue(*(FakeResponse(body=body) for body in script[:3]))
+    llm.enqueue(FakeResponse(body=script[3], delay_s=300))
+    llm.enqueue(*(FakeResponse(body=body) for body in script))
+    config = GraderConfig.objects.create(
+        name="fake-openai-killed-batches",
+        backend="openai",
+        base_url=f"{llm.url}/v1",
+        model="fake-model",
+    )
+    run = request(sample_group, config)
+    with worker("doomed", tmp_path, pool="threads", **env) as w:
+        wait_for(partial(_calls_reached, llm, 4), 90, "LLM call 4", w)
+        events = list(GraderEvent.objects.filter(run=run).order_by("seq"))
+        w.kill()
+    kinds = [e.kind for e in events]
+    assert kinds.count("llm_call") == 3 and kinds[-1] == "llm_call"
+    # Contiguous from 0: every batch went whole, in order.
+    assert [e.seq for e in events] == list(range(len(events)))
+    spent = sum(e.input_tokens for e in events if e.kind == "llm_call")
+    assert spent == 3 * 11  # the fake reports 11 prompt tokens per call
+    with worker("survivor", tmp_path, pool="threads", **env) as w:
+        wait_for(lambda: status(run).status == "succeeded", 120, "the second delivery", w)
+    assert run.deliveries == 2
+    assert_one_clean_transcript(run)
+    assert run.llm_calls == len(script)
+    assert run.abandoned_input_tokens == spent
+    assert CandidateGrade.objects.filter(run=run).count() == 8

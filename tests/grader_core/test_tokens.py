@@ -26,7 +26,8 @@ def _conversation(n: int) -> list[Message]:
 def test_the_counter_gives_the_full_requests_count_and_tokenizes_each_text_once(monkeypatch):
     counter = tokens.RequestCounter()
     conversation = _conversation(12)
-    want = [tokens.request_tokens(conversation[: 2 + 2 * k], TOOLS) for k in range(13)]
+    fresh = _conversation(12)  # equal messages, other objects: counted from scratch
+    want = [tokens.request_tokens(fresh[: 2 + 2 * k], TOOLS) for k in range(13)]
     seen: list[str] = []
     real = tokens.count
 
@@ -47,3 +48,24 @@ def test_a_replaced_message_is_counted_afresh():
     first = counter(conversation, TOOLS)
     stubbed = [*conversation[:-1], Message("tool", "[result elided]", tool_call_id="c2")]
     assert counter(stubbed, TOOLS) == tokens.request_tokens(stubbed, TOOLS) < first
+
+
+def test_a_message_is_tokenized_once_however_many_counters_count_it(monkeypatch):
+    """The loop's context manager and the backend's estimate both count every message."""
+    conversation = _conversation(4)
+    want = tokens.request_tokens(_conversation(4), TOOLS)
+    seen: list[str] = []
+    real = tokens.count
+
+    def counting(text: str) -> int:
+        seen.append(text)
+        return real(text)
+
+    monkeypatch.setattr(tokens, "count", counting)
+    first, second = tokens.RequestCounter(), tokens.RequestCounter()
+    assert first(conversation, TOOLS) == second(conversation, TOOLS) == want
+    assert tokens.request_tokens(conversation, TOOLS) == want
+    results = [t for t in seen if t.startswith("def f")]
+    assert len(results) == 4
+    # The count travels with the message only: equality and the transcript ignore it.
+    assert conversation == _conversation(4)

@@ -93,6 +93,21 @@ def test_it_persists_the_transcript_in_order(sample_group: Group) -> None:
     assert any(e.name == "view_diff" and "@@" in e.output for e in tools)
 
 
+def test_the_transcript_is_written_one_batch_per_model_call(sample_group: Group) -> None:
+    config = grader_config_default()
+    (run,) = grader_runs_request(groups=[sample_group], config=config)
+    with CaptureQueriesContext(connection) as queries:
+        grader_run_execute(run_id=run.pk, worker="test")
+    run.refresh_from_db()
+    table = GraderEvent._meta.db_table
+    inserts = [q for q in queries.captured_queries if q["sql"].startswith(f'INSERT INTO "{table}"')]
+    # One per model call (with the tool calls of the turn before it), one with the result.
+    assert len(inserts) == run.llm_calls + 1
+    assert run.llm_calls + run.tool_calls > len(inserts)
+    events = list(GraderEvent.objects.filter(run=run).order_by("seq"))
+    assert [e.seq for e in events] == list(range(run.llm_calls + run.tool_calls))
+
+
 def test_a_replay_of_a_finished_run_is_a_no_op(sample_group: Group) -> None:
     run = grade(sample_group)
     before = (list(GraderEvent.objects.filter(run=run).values_list("pk", flat=True)), tiers(run))

@@ -231,3 +231,19 @@ def test_ordinary_code_passes_through_byte_identical():
             )
             changed.append((path.name, first))
     assert changed == []
+
+
+@given(
+    st.lists(
+        st.sampled_from(["I'm swe-agent.", "model: gpt-4o", "plain", "CLAUDE.md", "x" * 300]),
+        max_size=8,
+    )
+)
+def test_a_remembered_string_redacts_as_a_fresh_redactor_would(texts: list[str]) -> None:
+    """Short strings are remembered per redactor (a run reads the same trajectory strings
+    again and again); the second answer is the first, and the one a fresh redactor gives."""
+    warm = build_redactor(REALISTIC_NAMES)
+    for text in texts:
+        first = warm(text)
+        assert warm(text) == first == build_redactor(REALISTIC_NAMES)(text)
+    assert warm("I'm swe-agent.") == f"I'm {REDACTED}."

@@ -8,7 +8,9 @@ other 4xx is permanent and carries the server's own error message.
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
+import ssl
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -20,6 +22,14 @@ from grading.grader import tokens
 from grading.grader.backends.base import PermanentBackendError, TransientBackendError
 
 RETRYABLE_STATUSES: frozenset[int] = frozenset({408, 429, 500, 502, 503, 504})
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One verifying TLS context per process, as httpx would build it (certifi, SSL_CERT_FILE):
+    building one loads the whole CA bundle (~25 ms of CPU), which every run's client did, even
+    for a plain-HTTP endpoint. An SSLContext is safe to share between threads."""
+    return httpx.create_ssl_context()
 
 
 @dataclass(frozen=True)
@@ -151,7 +161,7 @@ class HttpBackend:
             max_retries=max_retries, backoff_s=backoff_s, max_wait_s=max_wait_s
         )
         self._owns_client = client is None
-        self._client = client or httpx.Client(timeout=timeout_s)
+        self._client = client or httpx.Client(timeout=timeout_s, verify=_ssl_context())
         # One backend per run: the request estimate counts each message of its conversation once.
         self._estimate = tokens.RequestCounter()
         self._sleep = sleep
