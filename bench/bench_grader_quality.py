@@ -65,7 +65,7 @@ from grading.grader.analysis.fit import (  # noqa: E402
     predict,
 )
 from grading.grader.analysis.fit_default import SETTINGS, samples  # noqa: E402
-from grading.grader.analysis.model import load_default_fit  # noqa: E402
+from grading.grader.analysis.model import LinearModel, load_default_fit  # noqa: E402
 from grading.grader.heuristic_rules import extract, literals, score_group  # noqa: E402
 from grading.grader.inputs import (  # noqa: E402
     CandidateInput,
@@ -82,6 +82,7 @@ from review.stats.gate import (  # noqa: E402
 )
 from review.stats.gate_report import random_mean  # noqa: E402
 from review.stats.gate_report import smaller_diff as gate_smaller_diff  # noqa: E402
+from review.stats.ranking import CONC, PAIRS, pad_groups, ranking_cluster_stats  # noqa: E402
 
 Preds = dict[tuple[str, str], Prediction]
 Reader = Callable[[str], str | None]
@@ -125,10 +126,11 @@ def smaller_diff(base: list[Sample]) -> Preds:
 
 def smaller_diff_fitted(base: list[Sample]) -> Preds:
     """The variant printed before: log size, cuts fitted leave-one-task-out, equal sizes ordered
-    by the patch hash unless their changes are identical."""
+    by the patch hash unless their changes are identical (no near-tie margin: with one it would
+    tie every equal size and be the issue's baseline again)."""
     sized = [Sample(s.task, s.key, {"log_size": math.log1p(s.size)}, s.labels, s.size, s.same)
              for s in base]  # fmt: skip
-    return leave_one_task_out(sized, features=["log_size"], **SETTINGS)
+    return leave_one_task_out(sized, features=["log_size"], margin=0.0, **SETTINGS)
 
 
 def rater(base: list[Sample], name: str) -> Ratings:
@@ -149,6 +151,59 @@ def point(base: list[Sample], pred: Preds) -> dict[str, float]:
     g, cons = ratings(base, pred)
     st = agreement_with_ci(g, cons, [s.task for s in base], n_resamples=1, seed=0)
     return {k: ci.estimate for k, ci in st.items() if ci.estimate is not None}
+
+
+def pairs_by_task(base: list[Sample], analysis: Preds, smaller: Preds, consensus: Ratings) -> None:
+    """Where the concordance difference comes from: each task's strictly ordered pairs and how
+    many each grader orders as the consensus does (a tie ½), then every pair the analysis grader
+    mis-orders, with the held-out model's largest contributions (what to look at next)."""
+    tasks = sorted({s.task for s in base})
+    cons_key = np.asarray(consensus.key, dtype=float)
+    index = {(s.task, s.key): i for i, s in enumerate(base)}
+
+    def members(task: str) -> list[int]:
+        return [i for i, s in enumerate(base) if s.task == task]
+
+    def keys(pred: Preds, task: str) -> list[float]:
+        preds = [pred[(task, base[i].key)] for i in members(task)]
+        return [p.tier * 1000.0 + p.rank_in_tier for p in preds]
+
+    stats = {
+        name: ranking_cluster_stats(
+            pad_groups([[cons_key[i] for i in members(t)] for t in tasks]),
+            pad_groups([keys(pred, t) for t in tasks]),
+        )
+        for name, pred in (("analysis", analysis), ("smaller", smaller))
+    }
+    print("\n## Pairs by task (vs consensus): strictly ordered pairs, concordant for each grader")
+    print("| task | pairs | analysis | smaller diff |\n|---|---|---|---|")
+    for j, t in enumerate(tasks):
+        a, d = stats["analysis"][j, CONC], stats["smaller"][j, CONC]
+        mark = " (analysis worse)" if a < d else ""
+        print(f"| {t} | {stats['analysis'][j, PAIRS]:.0f} | {a:g} | {d:g}{mark} |")
+    print("\nPairs the analysis grader mis-orders or ties (held-out model; consensus tier·1000 +")
+    print("mean rank, the grader's tier and rank, changed lines, largest contributions):")
+    for t in tasks:
+        model = fit_model([s for s in base if s.task != t], **SETTINGS)
+        group = [base[i] for i in members(t)]
+        for a, b in itertools.combinations(group, 2):
+            ka, kb = cons_key[index[(t, a.key)]], cons_key[index[(t, b.key)]]
+            if ka == kb:
+                continue
+            good, bad = (a, b) if ka < kb else (b, a)
+            pg, pb = analysis[(t, good.key)], analysis[(t, bad.key)]
+            if (pg.tier, pg.rank_in_tier) < (pb.tier, pb.rank_in_tier):
+                continue
+            tied = (pg.tier, pg.rank_in_tier) == (pb.tier, pb.rank_in_tier)
+            verb = "tied with" if tied else "should beat"
+            print(f"  {t}: {_pair_side(good, pg, model, ka if good is a else kb)}")
+            print(f"    {verb} {_pair_side(bad, pb, model, kb if good is a else ka)}")
+
+
+def _pair_side(s: Sample, p: Prediction, model: LinearModel, key: float) -> str:
+    contrib = sorted(((model.contribution(f, v), f) for f, v in s.values.items()), reverse=True)
+    top = ", ".join(f"{f} {c:.2f}" for c, f in contrib[:3] if c > 0.005) or "none"
+    return f"{s.key[:8]} (consensus {key:.0f}, T{p.tier} #{p.rank_in_tier}, {s.size} lines: {top})"
 
 
 # Nested cross-validation --------------------------------------------------------------------
@@ -306,13 +361,17 @@ def main() -> int:
         print(f"| {name} | " + " | ".join(cells) + " |")
 
     print("\n## Paired task bootstrap: analysis − smaller diff (vs consensus)")
-    for baseline in (SMALLER, "smaller diff, fitted cuts (earlier variant)"):
-        diff = paired_difference_with_ci(as_ratings[ANALYSIS], as_ratings[baseline],
-                                         refs["consensus"], task_ids, n_resamples=n,
-                                         seed=2)  # fmt: skip
-        for stat, ci in diff.items():
-            verdict = "real gain" if ci.low is not None and ci.low > 0 else "not shown"
-            print(f"  vs {baseline}: {stat} {fmt(ci, 3)}  ({verdict})")
+    nested_name = next((g for g in graders if g.startswith("analysis, nested")), None)
+    for grader in (ANALYSIS, *([nested_name] if nested_name else [])):
+        for baseline in (SMALLER, "smaller diff, fitted cuts (earlier variant)"):
+            diff = paired_difference_with_ci(as_ratings[grader], as_ratings[baseline],
+                                             refs["consensus"], task_ids, n_resamples=n,
+                                             seed=2)  # fmt: skip
+            for stat, ci in diff.items():
+                verdict = "real gain" if ci.low is not None and ci.low > 0 else "not shown"
+                who = "" if grader == ANALYSIS else f"{grader}, "
+                print(f"  {who}vs {baseline}: {stat} {fmt(ci, 3)}  ({verdict})")
+    pairs_by_task(with_ref, graders[ANALYSIS], graders[SMALLER], refs["consensus"])
 
     print("\n## Ablation (held out, vs consensus): each part removed and refitted; Δ = all minus")
     print("   the variant, paired task bootstrap")

@@ -32,7 +32,10 @@ DEBUG = env_bool("DEBUG", False)
 _secret = env_str("SECRET_KEY", "")
 if not _secret:
     if not DEBUG:
-        raise ImproperlyConfiguredEnv("SECRET_KEY must be set when DEBUG is off")
+        raise ImproperlyConfiguredEnv(
+            "SECRET_KEY is not set and DEBUG is off: set SECRET_KEY (or SECRET_KEY_FILE) to a "
+            "long random string, or DEBUG=1 on a local try-out (as ./dev up does)"
+        )
     _secret = "insecure-dev-only-key-never-used-with-debug-off"  # noqa: S105
 SECRET_KEY = _secret
 

@@ -34,6 +34,7 @@ from review.diffs import (
     RenderedPair,
     RenderOptions,
     cache_key,
+    changed_lines_summary,
     file_id_for,
     hunk_signatures,
     parse_patch,
@@ -209,8 +210,7 @@ def _compared(fc: FileComparison, base: dict[str, str]) -> ComparedFile:
     return ComparedFile(
         fc.path,
         "both",
-        f"{fc.count('shared')} changed lines shared, {fc.count('only_a')} only on the left, "
-        f"{fc.count('only_b')} only on the right.",
+        changed_lines_summary(fc),
         render_post_pair(pair, options=OPTIONS),
     )
 
@@ -222,7 +222,9 @@ def compared_files(
     diff between their post-patch versions, built by the shared compare (`grading.diffs`) on
     the redacted text and base files the reviewer is shown; cached by content."""
     shas = [p.sha256 if p is not None else "none" for p in (a, b)]
-    key = "gagar-compare:" + _digest(RENDERER_VERSION, *shas, redactor.digest, _base_digest(task))
+    # v2: the summaries' wording (bump when ComparedFile's text changes).
+    digest = _digest(RENDERER_VERSION, *shas, redactor.digest, _base_digest(task))
+    key = f"gagar-compare:v2:{digest}"
     hit = cache.get(key)
     if hit is not None:
         return list(hit)

@@ -19,6 +19,7 @@ from django.utils.safestring import mark_safe
 
 from grading.domain.redaction import Redactor
 from grading.models import CandidateGrade, GraderRun, Patch, Task
+from grading.selectors.synthetic import run_is_synthetic
 from review.blinded_cache import (
     CACHE_SECONDS,
     HunkShare,
@@ -201,6 +202,8 @@ def review_page(*, assignment: Assignment, active: str | None = None) -> dict[st
         if len(statement) <= MARKDOWN_MAX_CHARS
         else None,
         "reference": reference,
+        # The group is demo data (grading.selectors.synthetic): said on the page, nothing more.
+        "synthetic": run_is_synthetic(assignment.group.step.run),
     }
 
 

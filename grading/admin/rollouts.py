@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from grading.domain.hostile_text import strip_ansi
+from grading.domain.wording import plural
 from grading.models import (
     Attempt,
     Group,
@@ -130,8 +131,8 @@ class AttemptInline(_Imported, admin.TabularInline[Attempt, Group]):
         if obj.patch is None:
             return "no patch"
         return format_html(
-            "{} files, +{} −{}{}",
-            obj.patch.files_changed,
+            "{}, +{} −{}{}",
+            plural(obj.patch.files_changed, "file"),
             obj.patch.lines_added,
             obj.patch.lines_removed,
             " · touches tests" if obj.patch.touches_tests else "",

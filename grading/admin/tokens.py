@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
+from grading.domain.wording import plural
 from grading.models import ApiToken
 from grading.services.tokens import (
     DEFAULT_SCOPES,
@@ -108,4 +109,4 @@ class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
         for token in queryset.filter(revoked_at__isnull=True):
             api_token_revoke(token=token)
             n += 1
-        self.message_user(request, f"Revoked {n} token(s).", messages.SUCCESS)
+        self.message_user(request, f"Revoked {plural(n, 'token')}.", messages.SUCCESS)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grading.diffs import FileDiff, Patch, is_test_path
+from grading.domain.wording import plural
 from grading.grader.inputs import CRITERIA, Rubric
 
 # New throwaway scripts: reproduce.py, bug_reproduction.py, debug_sizes.py, scratch.py …
@@ -371,10 +372,6 @@ def _candidate_verdict(
     }
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def size_summary(f: Features) -> str:
     """Every file and changed line of the patch, with the source part named when it differs.
 
@@ -383,9 +380,9 @@ def size_summary(f: Features) -> str:
     """
     files = f.patch.files
     lines = f.patch.changed_lines()
-    text = f"{_count(len(files), 'file')}, {_count(lines, 'changed line')}"
+    text = f"{plural(len(files), 'file')}, {plural(lines, 'changed line')}"
     if len(f.core_files) != len(files):
-        text += f" ({_count(len(f.core_files), 'source file')}, {f.size} lines)"
+        text += f" ({plural(len(f.core_files), 'source file')}, {f.size} lines)"
     return text
 
 

@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 
 from grading.diffs import Patch, compare_patches, parse_patch
 from grading.domain.redaction import build_redactor
+from grading.domain.wording import plural
 from grading.grader import tool_output as render
 from grading.grader.inputs import CandidateInput, Event, GroupInput
 from grading.grader.protocol import SUBMISSION_TOOLS
@@ -313,7 +314,8 @@ class Toolbox:
         first_path, first_row = rows[start - 1]
         same = sum(fc.identical for fc in files)
         head = (
-            f"compare {a} vs {b}: {len(files)} files, {same} changed the same way by both; "
+            f"compare {a} vs {b}: {plural(len(files), 'file')}, {same} changed the same way by "
+            "both; "
             f"rows {start}-{last} of {len(rows)}. Per file, the changed lines only one of them "
             "makes (-: removes that base line, +: adds a line before it; a candidate's lines "
             "are its post-patch line numbers, usable as post-side evidence)."

@@ -11,13 +11,18 @@ from typing import Any
 
 from django.db.models import Q
 
-from grading.models import Group
+from grading.models import GraderConfig, GraderRun, Group, Run
 
 SYNTHETIC_KEY = "synthetic"
 SYNTHETIC_NOTE = (
     "synthetic data made by `manage.py demo --study` from the project's sample group: "
     "groups, reviews and grader runs for trying the product, not measurements"
 )
+
+
+def run_is_synthetic(run: Run) -> bool:
+    """The rule on a run already read (a page's group with `step__run` selected)."""
+    return (run.metadata or {}).get(SYNTHETIC_KEY) is True
 
 
 def synthetic_q(prefix: str = "") -> Q:
@@ -37,3 +42,17 @@ def synthetic_manifest(*, scope: Q | None = None) -> dict[str, Any]:
     """The `synthetic` entry of an export's manifest: how many of its groups are synthetic."""
     n = synthetic_group_count(scope=scope)
     return {"groups": n, "note": SYNTHETIC_NOTE if n else None}
+
+
+def synthetic_run_names() -> set[str]:
+    """The names of the synthetic runs (the audit page compares runs by name)."""
+    return set(
+        Run.objects.filter(**{f"metadata__{SYNTHETIC_KEY}": True}).values_list("name", flat=True)
+    )
+
+
+def synthetic_config_names() -> set[str]:
+    """Grader configurations that graded synthetic groups: their figures on the gate page are
+    (at least partly) made of synthetic data."""
+    graded = GraderRun.objects.filter(synthetic_q("group__")).values("config_id")
+    return set(GraderConfig.objects.filter(pk__in=graded).values_list("name", flat=True))

@@ -35,6 +35,7 @@ from grading.domain.records import (
     TaskRecord,
 )
 from grading.domain.repos import NO_FOLDERS
+from grading.domain.wording import plural
 from grading.models import Attempt, Group, Patch, PatchFile, Run, Step, Task
 from grading.services.repo_sources import task_source_check
 from grading.services.trajectories import trajectory_store
@@ -44,11 +45,6 @@ logger = logging.getLogger("gagar.import")
 MAX_REPORTED_PROBLEMS = 200
 NO_PASSING = "0 passing attempts"
 MAX_LISTED = 10
-
-
-def plural(n: int, word: str) -> str:
-    """`1 group`, `2 groups`: the summary is read by people."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 @dataclass
@@ -91,7 +87,8 @@ class ImportReport:
             f"{plural(self.attempts_created, 'attempt')} written"
         )
         if self.rolled_back:
-            head = f"nothing written ({len(self.problems)} problems; the file is all-or-nothing)"
+            problems = plural(len(self.problems), "problem")
+            head = f"nothing written ({problems}; the file is all-or-nothing)"
         elif self.problems:
             head += f"; {plural(len(self.problems), 'group')} skipped"
         lines = [head]
@@ -236,8 +233,8 @@ def groups_import(  # noqa: C901
                     "",
                     None,
                     "",
-                    f"{NO_PASSING} in {report.attempts_read} attempts read: nothing would be "
-                    "graded (--require-passing)",
+                    f"{NO_PASSING} in {plural(report.attempts_read, 'attempt')} read: nothing "
+                    "would be graded (--require-passing)",
                 ),
             )
             partial = False

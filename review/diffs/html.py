@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from html import escape
 
 from grading.domain.hostile_text import mixed_scripts, scripts_of, visible
+from grading.domain.wording import plural
 from review.diffs.layout import Chunk, Row
 
 _CELL_CLASS = {
@@ -147,10 +148,6 @@ def folded_rows(html: str, block: str) -> str | None:
     return None
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def render_table(
     *,
     file_id: str,
@@ -184,7 +181,7 @@ def render_table(
     for n, chunk in enumerate(chunks):
         if chunk.kind == "gap" and chunk.gap is not None:
             section = escape(visible(chunk.gap.section), quote=False)
-            label = f"\u22ef {_plural(chunk.gap.count, 'line')} not in the diff"
+            label = f"\u22ef {plural(chunk.gap.count, 'line')} not in the diff"
             out.append(
                 f'<tbody class="d-gap"><tr><td colspan="4"><span class="d-gap-count">{label}'
                 f'</span> <span class="d-section">{section}</span></td></tr></tbody>'
@@ -193,7 +190,7 @@ def render_table(
         body = "".join(_row(row, sides) for row in chunk.rows)
         if chunk.kind == "collapsed":
             block = f"{file_id}-p{page}-c{n}"
-            label = f"Show {_plural(len(chunk.rows), 'unchanged line')}"
+            label = f"Show {plural(len(chunk.rows), 'unchanged line')}"
             out.append(
                 f'<tbody class="d-expander"><tr><td colspan="4"><button type="button" '
                 f'class="d-expand" data-expand="{block}" aria-controls="{block}" '

@@ -19,6 +19,7 @@ from grading.diffs import (
     parse_patch,
 )
 from grading.domain.hostile_text import mixed_script_words
+from grading.domain.wording import plural
 from review.diffs.highlight import (
     display_text,
     highlighted_lines,
@@ -259,10 +260,15 @@ class CompareRow:
             return "Both candidates make the same change here."
         if d.binary_same is not None:
             return "Binary file, changed differently."
-        return (
-            f"{d.count('shared')} changed lines shared, {d.count('only_a')} only on the left, "
-            f"{d.count('only_b')} only on the right."
-        )
+        return changed_lines_summary(d)
+
+
+def changed_lines_summary(d: FileComparison) -> str:
+    """What two candidates' changes to one file have in common, in words."""
+    return (
+        f"{plural(d.count('shared'), 'changed line')} shared, {d.count('only_a')} only on the "
+        f"left, {d.count('only_b')} only on the right."
+    )
 
 
 def compare_rows(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
+from grading.domain.wording import plural
 from grading.models import GraderConfig
 from grading.selectors.training import grader_config_by_name
 from grading.services.grader_runs import grader_config_default
@@ -33,8 +34,9 @@ def _cell(ci: BootstrapCI | None) -> str:
 
 def render(report: GateReport) -> str:
     head = (
-        f"{report.config} on {', '.join(report.campaigns)}: {report.tasks} tasks, "
-        f"{report.candidates} distinct passing patches; the grader's figures are {report.kind}; "
+        f"{report.config} on {', '.join(report.campaigns)}: {plural(report.tasks, 'task')}, "
+        f"{plural(report.candidates, 'distinct passing patch', 'distinct passing patches')}; "
+        f"the grader's figures are {report.kind}; "
         "task-bootstrap 95% intervals"
     )
     lines = [head, "", "| grader | against | n | " + " | ".join(COLUMNS) + " |"]
@@ -52,7 +54,7 @@ def render(report: GateReport) -> str:
         lines.append(f"\ntop-1 chance level: {chance.estimate:.3f}")
     if report.ungraded_groups:
         lines.append(
-            f"{len(report.ungraded_groups)} group(s) not graded by {report.config}: their "
+            f"{plural(len(report.ungraded_groups), 'group')} not graded by {report.config}: their "
             "candidates count as not rated (pass --grade to grade them)"
         )
     return "\n".join(lines)

@@ -26,6 +26,7 @@ def disagreement_queue(
         "candidate__assignment__campaign",
         "candidate__assignment__reviewer",
         "candidate__assignment__group__task",
+        "candidate__assignment__group__step__run",
         "grader_run__config",
         "resolved_by",
     )

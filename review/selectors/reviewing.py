@@ -5,6 +5,7 @@ the views answer 404)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +13,7 @@ from django.contrib.auth.models import User
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, QuerySet
 
 from grading.models import Attempt, GraderRun, Group
-from grading.selectors.synthetic import SYNTHETIC_KEY, synthetic_q
+from grading.selectors.synthetic import run_is_synthetic, synthetic_q
 from review.models import Assignment, Campaign, CampaignGroup, Candidate, FixRequest
 from review.sentinels import MIN_GAP_WHEN_IDLE, SubmittedGroup, sentinel_pick
 
@@ -71,6 +72,16 @@ def reviewer_queue(*, reviewer: User) -> list[QueueRow]:
 def _n_synthetic() -> Count:
     """Per campaign: how many of its groups are synthetic (grading.selectors.synthetic)."""
     return Count("entries", filter=synthetic_q("entries__group__"), distinct=True)
+
+
+def synthetic_campaign_names(*, names: Iterable[str]) -> set[str]:
+    """Which of these campaigns hold synthetic groups (the gate page names campaigns)."""
+    return set(
+        Campaign.objects.filter(name__in=list(names))
+        .annotate(n_synthetic=_n_synthetic())
+        .filter(n_synthetic__gt=0)
+        .values_list("name", flat=True)
+    )
 
 
 def campaigns_for_staff() -> QuerySet[Campaign]:
@@ -206,9 +217,7 @@ def campaign_overview(*, campaign_id: int) -> dict[str, Any]:
         by_group.setdefault(a.group_id, []).append(a)
     return {
         "campaign": campaign,
-        "n_synthetic": sum(
-            1 for e in entries if e.group.step.run.metadata.get(SYNTHETIC_KEY) is True
-        ),
+        "n_synthetic": sum(1 for e in entries if run_is_synthetic(e.group.step.run)),
         "rows": [(e, by_group.get(e.group_id, [])) for e in entries],
         "counts": {
             s: sum(1 for a in assignments if a.status == s) for s in Assignment.Status.values

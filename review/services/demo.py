@@ -50,19 +50,24 @@ from grading.selectors.synthetic import SYNTHETIC_KEY, SYNTHETIC_NOTE
 from grading.services.advantages import group_advantages_refresh
 from grading.services.demo import SAMPLE_RUN, sample_repo_path
 from grading.services.imports import groups_import
-from review.blinding import draw_order
+from review.blinding import draw_order, draw_order_unlike
 from review.models import Assignment, Campaign, CampaignGroup, Candidate, FixRequest, Label
 from review.models.reviewing import CRITERIA, TIER_TYPICAL_SCORES
+from review.sentinels import MIN_GAP, SubmittedGroup, sentinel_pick
 from review.services.campaigns import campaign_create
 
 DEMO_CAMPAIGN = "Demo: the sample group"
 STUDY_RUN = "synthetic-study"
 STUDY_CAMPAIGN = "Synthetic study (demo --study)"
 # Bumped when the study's recipe changes: an older study is then replaced, not kept.
-STUDY_VERSION = 2
+STUDY_VERSION = 3
 STUDY_TASKS = 5
 STUDY_STEPS = (1, 2, 3, 4)
 STUDY_SEED = 17
+# A quarter of each reviewer's groups come back to them later as self-consistency sentinels
+# (review.sentinels), so the dashboards' sentinel table has data; the demo reviewers, who also
+# review in the study's campaign, get theirs from the queue at the same rate.
+STUDY_SENTINEL_RATE = 0.25
 
 # What each passing sample attempt is (grading/sample/attempts.py): the tier a careful reviewer
 # gives it, a quality in [0, 1] that orders it within its tier, and its typical rubric scores.
@@ -134,14 +139,16 @@ class StudyReport:
     labels: int
     grader_runs: int
     advantages: int
+    sentinels: int = 0
 
     def summary(self) -> str:
         if not self.created:
             return f"synthetic study already present ({self.groups} groups): nothing to do"
         return (
             f"synthetic study: {self.groups} groups in {len(STUDY_STEPS)} steps, "
-            f"{self.grader_runs} grader runs, {self.reviews} reviews ({self.labels} labels) "
-            f"by {len(REVIEWERS)} synthetic reviewers, {self.advantages} advantage rows"
+            f"{self.grader_runs} grader runs, {self.reviews} reviews and {self.sentinels} "
+            f"self-consistency sentinels ({self.labels} labels) by {len(REVIEWERS)} synthetic "
+            f"reviewers, {self.advantages} advantage rows"
         )
 
 
@@ -212,7 +219,7 @@ def study_build(*, also_reviewers: Sequence[User] = ()) -> StudyReport:
         groups = _import_groups(rng)
         deals = _deals(groups)
         runs = _grade(deals, rng, now)
-        campaign, reviews, labels = _review(deals, rng, now, also_reviewers)
+        campaign, reviews, labels, sentinels = _review(deals, rng, now, also_reviewers)
     advantages = sum(
         group_advantages_refresh(group_ids=[g.pk for g in groups], config=config)
         for config in GraderConfig.objects.filter(name__in=[r.name for r, _ in GRADERS])
@@ -225,7 +232,7 @@ def study_build(*, also_reviewers: Sequence[User] = ()) -> StudyReport:
             "campaign": campaign.name,
         }
     )
-    return StudyReport(True, len(groups), reviews, labels, runs, advantages)
+    return StudyReport(True, len(groups), reviews, labels, runs, advantages, sentinels)
 
 
 def _hand(rng: random.Random, step: int, order: list[str]) -> list[str]:
@@ -518,12 +525,13 @@ class _Review:
 
 def _review(
     deals: list[_Deal], rng: random.Random, now: datetime, also: Sequence[User]
-) -> tuple[Campaign, int, int]:
+) -> tuple[Campaign, int, int, int]:
     raters = [(r, _reviewer(r)) for r in REVIEWERS]
     campaign = Campaign.objects.create(
         name=STUDY_CAMPAIGN,
         overlap=len(raters),
         reveal_policy=Campaign.Reveal.AFTER_SUBMISSION,
+        sentinel_rate=STUDY_SENTINEL_RATE,
         # As campaign_create records them (the run by id), plus the marker.
         filters={"run": deals[0].group.step.run_id if deals else None, SYNTHETIC_KEY: True},
     )
@@ -539,6 +547,7 @@ def _review(
                 continue
             start = now - timedelta(days=9, hours=-(6 * i + 2 * j), minutes=-rng.randint(0, 90))
             reviews.append(_one_review(campaign, deal, rater, user, rng, start))
+    reviews += _sentinels(campaign, deals, raters, reviews, rng)
     # Written in four statements whatever the size: the study must build in seconds.
     assignments = Assignment.objects.bulk_create(r.assignment for r in reviews)
     for review, assignment in zip(reviews, assignments, strict=True):
@@ -556,7 +565,53 @@ def _review(
                 fix.candidate = candidate
     Label.objects.bulk_create(label for r in reviews for label in r.labels)
     FixRequest.objects.bulk_create(f for r in reviews for fixes in r.fixes for f in fixes)
-    return campaign, len(reviews), sum(len(r.labels) for r in reviews)
+    sentinels = sum(1 for r in reviews if r.assignment.sentinel)
+    return campaign, len(reviews) - sentinels, sum(len(r.labels) for r in reviews), sentinels
+
+
+def _sentinels(
+    campaign: Campaign,
+    deals: list[_Deal],
+    raters: list[tuple[Rater, User]],
+    firsts: list[_Review],
+    rng: random.Random,
+) -> list[_Review]:
+    """Each reviewer's sentinels as the queue would serve them (review.sentinels): after each
+    submission, the owed repeat of a group submitted at least MIN_GAP groups earlier, reviewed
+    again by the same model of that reviewer with new aliases (so tiers and ranks can flip)."""
+    by_group = {d.group.pk: d for d in deals}
+    out = []
+    for rater, user in raters:
+        own = sorted(
+            (r for r in firsts if r.assignment.reviewer == user),
+            key=lambda r: r.assignment.started_at,
+        )
+        submitted: list[SubmittedGroup] = []
+        for review in own:
+            submitted.append(SubmittedGroup(review.assignment.group_id, False))
+            group_id = sentinel_pick(
+                submitted,
+                rate=campaign.sentinel_rate,
+                sentinels=sum(s.has_sentinel for s in submitted),
+                min_gap=MIN_GAP,
+                rng=rng,
+            )
+            if group_id is None:
+                continue
+            first = next(r for r in own if r.assignment.group_id == group_id)
+            submitted = [
+                SubmittedGroup(s.group, s.has_sentinel or s.group == group_id) for s in submitted
+            ]
+            done = review.assignment.submitted_at
+            assert done is not None  # _one_review makes submitted reviews
+            start = done + timedelta(minutes=rng.randint(5, 60))
+            previous = {c.attempt.pk: c.alias for c in first.candidates}
+            again = _one_review(
+                campaign, by_group[group_id], rater, user, rng, start, unlike=previous
+            )
+            again.assignment.sentinel = True
+            out.append(again)
+    return out
 
 
 def _one_review(
@@ -566,9 +621,16 @@ def _one_review(
     user: User,
     rng: random.Random,
     start: datetime,
+    *,
+    unlike: dict[int, str] | None = None,
 ) -> _Review:
-    """One submitted review (unsaved): this reviewer's model of the group, their clock."""
-    drawn = draw_order(deal.shown, rng)
+    """One submitted review (unsaved): this reviewer's model of the group, their clock. A
+    sentinel passes its first review's aliases (`unlike`): no candidate keeps its letter."""
+    if unlike is None:
+        drawn = draw_order(deal.shown, rng)
+    else:
+        by_id = {a.pk: a for a in deal.shown}
+        drawn = [(alias, by_id[pk]) for alias, pk in draw_order_unlike(list(by_id), unlike, rng)]
     judged = {}
     for _, attempt in drawn:
         truth, quality, _ = TRUTH[attempt.external_id]

@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from grading.diffs import parse_patch as parse
+from grading.domain.wording import plural
 from grading.grader.analysis.devset import Task
 from grading.grader.analysis.fit import Prediction, Sample
 from grading.grader.analysis.fit_default import make_fit
@@ -120,7 +121,7 @@ def grader_fit_create(
     tasks = campaign_tasks(campaigns=campaigns)
     if len(tasks) < 3:
         raise GateInputError(
-            f"{len(tasks)} labelled task(s): a fit held out by whole tasks needs at least 3"
+            f"{plural(len(tasks), 'labelled task')}: a fit held out by whole tasks needs at least 3"
         )
     held: dict[str, dict[tuple[str, str], Prediction]] = {}
     fit = make_fit(
@@ -222,7 +223,8 @@ def grader_approve(
     thresholds = gate_thresholds()
     failures = threshold_failures(report.point(), thresholds)
     if report.ungraded_groups:
-        failures.append(f"{len(report.ungraded_groups)} group(s) of the campaign not graded")
+        ungraded = plural(len(report.ungraded_groups), "group")
+        failures.append(f"{ungraded} of the campaign not graded")
     approval = GraderApproval.objects.create(
         config=config,
         fit_version=grader_fit_version(config=config),

@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from grading.domain.candidates import distinct_patches
 from grading.domain.records import ImportProblem
+from grading.domain.wording import plural
 from grading.models import Attempt, Group, Task
 from review.blinding import alias_for
 from review.models import Assignment, Campaign, CampaignGroup, Candidate, Label
@@ -45,14 +46,17 @@ class ReviewImportReport:
     def summary(self) -> str:
         if self.rolled_back:
             return (
-                f"nothing written ({len(self.problems)} problems; the import is all-or-nothing, "
+                f"nothing written ({plural(len(self.problems), 'problem')}; the import is "
+                "all-or-nothing, "
                 "--partial imports the valid lines)"
             )
         head = (
-            f"campaign {self.campaign!r} (imported): {self.created} reviews created, "
-            f"{self.unchanged} unchanged, {self.replaced} replaced, {self.labels} labels written"
+            f"campaign {self.campaign!r} (imported): {plural(self.created, 'review')} created, "
+            f"{self.unchanged} unchanged, {self.replaced} replaced, "
+            f"{plural(self.labels, 'label')} written"
         )
-        return head + (f"; {len(self.problems)} lines skipped" if self.problems else "")
+        skipped = plural(len(self.problems), "line")
+        return head + (f"; {skipped} skipped" if self.problems else "")
 
 
 class ReviewImportFailedError(Exception):

@@ -8,6 +8,8 @@ from django import template
 
 from grading.domain.hostile_text import mixed_scripts
 from grading.domain.hostile_text import visible as _visible
+from grading.models import Run
+from grading.selectors.synthetic import run_is_synthetic
 from review.stats import MIN_TASKS_FOR_INTERVAL, TOO_FEW_TASKS, interval_shown
 
 register = template.Library()
@@ -74,3 +76,9 @@ def duration(ms: int | None) -> str:
         return f"{minutes} min {seconds:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
+
+
+@register.filter
+def synthetic_run(run: Run) -> bool:
+    """Whether a run (a page's group's `step.run`, already read) is demo data."""
+    return run_is_synthetic(run)

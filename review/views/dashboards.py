@@ -7,6 +7,7 @@ cached snapshots only; the statistics are computed by `review.tasks`.
 from __future__ import annotations
 
 import csv
+from datetime import datetime
 from typing import Any, cast
 
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
@@ -18,7 +19,11 @@ from django.views.decorators.http import require_GET
 from gagar_site.access import staff_required
 from grading.domain.hostile_text import csv_cell
 from grading.selectors.gate import grader_gate_overview
-from grading.selectors.synthetic import synthetic_group_count
+from grading.selectors.synthetic import (
+    synthetic_config_names,
+    synthetic_group_count,
+    synthetic_run_names,
+)
 from grading.services.exports import FORMATS
 from review.analytics.archive import export_archive
 from review.analytics.audit import HUMANS
@@ -26,6 +31,7 @@ from review.analytics.filters import Filters, SnapshotParams, audit_sides, filte
 from review.analytics.presenters import CSV_TABLES, STAT_LABELS, agreement_charts, audit_chart
 from review.analytics.snapshots import snapshot_for_page, snapshot_payload
 from review.models import StatsSnapshot
+from review.selectors.reviewing import synthetic_campaign_names
 
 HEADLINE_ORDER = (
     "kappa",
@@ -134,11 +140,16 @@ def _audit_params(request: HttpRequest) -> SnapshotParams | None:
 @staff_required
 def audit(request: HttpRequest) -> HttpResponse:
     params = _audit_params(request)
+    a, b = request.GET.get("a", ""), request.GET.get("b", "")
+    synthetic_runs = synthetic_run_names()
+    # A side is a run or "run@step": synthetic when its run is (grading.selectors.synthetic).
+    sides = [(s, s.partition("@")[0] in synthetic_runs) for s in audit_sides()]
     context: dict[str, Any] = {
-        "sides": audit_sides(),
+        "sides": sides,
+        "synthetic_sides": [s for s in (a, b) if s and s.partition("@")[0] in synthetic_runs],
         "configs": filter_options().configs,
-        "a": request.GET.get("a", ""),
-        "b": request.GET.get("b", ""),
+        "a": a,
+        "b": b,
         "source": request.GET.get("source", HUMANS),
         "params": params,
         "query": request.GET.urlencode(),
@@ -152,14 +163,49 @@ def audit(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboards/audit.html", context)
 
 
+def _gate_cell(
+    figure: dict[str, Any], threshold: float | None
+) -> tuple[dict[str, Any], float | None, bool]:
+    """A gate figure, the threshold it had to meet (None: none) and whether it fell short."""
+    estimate = figure.get("estimate")
+    missed = threshold is not None and (estimate is None or estimate < threshold)
+    return figure, threshold, missed
+
+
+def _when(iso: str | None) -> datetime | None:
+    # The gate's selectors speak ISO strings (the API's form); the page shows minutes.
+    return datetime.fromisoformat(iso) if iso else None
+
+
 @never_cache
 @require_GET
 @staff_required
 def gate(request: HttpRequest) -> HttpResponse:
     states, decisions = grader_gate_overview()
-    rows = [(d, [d.figures.get(s) or {} for s in GATE_STATS]) for d in decisions]
+    # A configuration that graded synthetic groups, or a decision measured on a campaign that
+    # holds some, is badged: its figures are (partly) demo data.
+    configs = synthetic_config_names()
+    campaigns = synthetic_campaign_names(names={c for d in decisions for c in d.campaigns})
+    rows = [
+        (
+            d,
+            [_gate_cell(d.figures.get(s) or {}, d.thresholds.get(s)) for s in GATE_STATS],
+            [(k, v) for k, v in d.thresholds.items() if k not in GATE_STATS],
+            d.config in configs or any(c in campaigns for c in d.campaigns),
+            _when(d.decided_at),
+        )
+        for d in decisions
+    ]
+    state_rows = [(s, s.config in configs, _when(s.decided_at)) for s in states]
     return render(
-        request, "dashboards/gate.html", {"states": states, "rows": rows, "stats": GATE_STATS}
+        request,
+        "dashboards/gate.html",
+        {
+            "states": state_rows,
+            "rows": rows,
+            "stats": GATE_STATS,
+            "any_synthetic": any(s[1] for s in state_rows) or any(r[3] for r in rows),
+        },
     )
 
 

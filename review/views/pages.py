@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from gagar_site.compression import mark_compress_safe
 from gagar_site.inert_text import inert_html, mark_inert
+from grading.selectors.synthetic import run_is_synthetic
 from review.blinded_cache import (
     assignment_redactor,
     compared_files,
@@ -211,6 +212,7 @@ def compare(request: HttpRequest, assignment_id: int) -> HttpResponse:
             "both": [f for f in files if f.kind == "both"],
             "same": [f for f in files if f.kind == "same"],
             "apart": apart,
+            "synthetic": run_is_synthetic(assignment.group.step.run),
             "hunks_only": any(f.pair is not None and not f.pair.complete for f in files),
         },
     )

@@ -2,6 +2,7 @@ import pytest
 
 from grading.grader.analysis.engine import analyse_group, observe
 from grading.grader.analysis.inputs import AnalysisInput, CandidatePatch
+from grading.grader.analysis.model import TIE_MARGIN
 from tests.analysis import scenario
 from tests.analysis.helpers import diff
 
@@ -84,13 +85,29 @@ def _with(inp, *extra: CandidatePatch):
     return type(inp)(**{**inp.__dict__, "candidates": [*inp.candidates, *extra]})
 
 
-def test_identical_changes_tie_and_nothing_else_does() -> None:
+def test_identical_changes_tie_and_distinct_ones_do_not() -> None:
     inp = scenario.group("root", "noisy", "caller")
     twin = CandidatePatch("twin", "\n" + scenario.CANDIDATES["root"])
     res = analyse_group(_with(inp, twin))
     assert res.ties == [["root", "twin"]]
     ranks = {(c.tier, c.rank_in_tier) for k, c in res.candidates.items() if k != "twin"}
     assert len(ranks) == 3
+
+
+def test_changes_the_model_cannot_tell_apart_share_a_rank() -> None:
+    inp = scenario.group("root", "noisy", "caller")
+    near = scenario.MODULE.replace(
+        "    words = _SPACES.split(text)\n", "    words = _SPACES.split((text).strip())\n"
+    )
+    res = analyse_group(_with(inp, CandidatePatch("near", scenario.variant(**scenario.fix(near)))))
+    root, other = res.candidates["root"], res.candidates["near"]
+    # The premise: a different change of the same size, scored a hair worse.
+    assert root.changed_lines == other.changed_lines
+    assert 0 < other.score - root.score < TIE_MARGIN
+    assert (other.tier, other.rank_in_tier) == (root.tier, root.rank_in_tier)
+    assert res.ties == [["root", "near"]]  # best score first inside the tie
+    assert res.ordering[0] == "root"
+    assert len({(c.tier, c.rank_in_tier) for c in res.candidates.values()}) == 3
 
 
 def test_the_repositorys_line_limit_is_read_from_its_config() -> None:

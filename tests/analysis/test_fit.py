@@ -13,7 +13,14 @@ from grading.grader.analysis.fit import (
     leave_one_task_out,
     predict,
 )
-from grading.grader.analysis.model import Fit, FitError, LinearModel, load_default_fit, rank
+from grading.grader.analysis.model import (
+    TIE_MARGIN,
+    Fit,
+    FitError,
+    LinearModel,
+    load_default_fit,
+    rank,
+)
 
 
 def _samples() -> list[Sample]:
@@ -137,11 +144,22 @@ def test_held_out_predictions_never_see_their_own_task() -> None:
     assert {k: held[("t0", k)] for k in alone} == alone
 
 
-def test_ranks_tie_only_identical_changes() -> None:
-    assert rank([1.0, 1.0, 1.0], [1, 1, 1], [5, 5, 5], ["a", "a", "b"]) == [1, 1, 2]
+def test_ranks_tie_identical_changes_and_indistinguishable_scores() -> None:
+    # Competition ranks, as the verdict protocol derives them from an ordering with ties.
+    assert rank([1.0, 1.0, 3.0], [1, 1, 1], [5, 5, 5], ["a", "a", "b"]) == [1, 1, 3]
     assert rank([2.0, 1.0], [1, 1], [1, 1], ["a", "b"]) == [2, 1]
     # Equal scores, different changes: the smaller change ranks first, no tie.
     assert rank([1.0, 1.0], [2, 2], [9, 3], ["a", "b"]) == [2, 1]
+    # Different changes of the same size scoring within the margin share a rank...
+    near = 1.0 + TIE_MARGIN / 2
+    assert rank([1.0, near, 3.0], [1, 1, 1], [4, 4, 4], ["a", "b", "c"]) == [1, 1, 3]
+    # ...but not with a margin of zero, nor when they differ in size or tier,
+    assert rank([1.0, near], [1, 1], [4, 4], ["a", "b"], margin=0.0) == [1, 2]
+    assert rank([1.0, near], [1, 1], [4, 6], ["a", "b"]) == [1, 2]
+    assert rank([1.0, near], [1, 2], [4, 4], ["a", "b"]) == [1, 1]
+    # ...and a run is measured from its best member, so near-ties do not chain.
+    step = TIE_MARGIN * 0.6
+    assert rank([0.0, step, 2 * step], [1, 1, 1], [4, 4, 4], ["a", "b", "c"]) == [1, 1, 3]
 
 
 def test_the_fit_round_trips_through_json() -> None:

@@ -108,6 +108,22 @@ def check_the_study_is_complete_and_synthetic() -> None:
     assert stored.filter(capped=True).exists() and stored.filter(capped=False).exists()
     # The demo reviewers can take part too.
     assert Campaign.objects.get(name=STUDY_CAMPAIGN).reviewers.filter(username="reviewer1")
+    # Self-consistency sentinels, as the queue serves them: every synthetic reviewer has some,
+    # later than their first review of the group, none keeping a candidate's letter.
+    campaign = Campaign.objects.get(name=STUDY_CAMPAIGN)
+    assert campaign.sentinel_rate > 0
+    repeats = submitted.filter(sentinel=True)
+    assert {a.reviewer.username for a in repeats} == {r.name for r in REVIEWERS}
+    for again in repeats:
+        first = submitted.get(group=again.group, reviewer=again.reviewer, sentinel=False)
+        assert again.started_at > first.submitted_at
+        before = dict(first.candidates.values_list("attempt_id", "alias"))
+        after = dict(again.candidates.values_list("attempt_id", "alias"))
+        assert before.keys() == after.keys()
+        if len(before) > 1:
+            assert all(before[k] != after[k] for k in before)
+    n_firsts = submitted.filter(sentinel=False).count()
+    assert 0 < repeats.count() <= 0.25 * n_firsts
 
 
 def check_the_advantages_and_package_manifests_count_synthetic_groups(tmp_path) -> None:
@@ -146,7 +162,15 @@ def check_a_demo_reviewer_can_review_a_synthetic_group_and_see_its_verdict(clien
     assignment = assignment_next(campaign=campaign, reviewer=reviewer)
     assert assignment is not None
     client.force_login(reviewer)
-    assert client.get(f"/review/a/{assignment.pk}/").status_code == 200
+    first = client.get(f"/review/a/{assignment.pk}/")
+    assert first.status_code == 200
+    # The review and compare pages of a synthetic group say so; the sample group's do not.
+    assert ">synthetic study</span>" in first.content.decode()
+    compare = client.get(f"/review/a/{assignment.pk}/compare").content.decode()
+    assert ">synthetic study</span>" in compare
+    sample = assignment_next(campaign=Campaign.objects.get(name=DEMO_CAMPAIGN), reviewer=reviewer)
+    assert sample is not None
+    assert "synthetic-badge" not in client.get(f"/review/a/{sample.pk}/").content.decode()
     for candidate in assignment.candidates.all():
         label_save(
             candidate=candidate,
@@ -209,9 +233,28 @@ def check_every_dashboard_chart_has_data_and_the_pages_say_synthetic(client) -> 
     assert any(c["n_prefilled"] for c in payload["criteria"])
     assert all(c["n"] for c in payload["criteria"])
     assert "No stored advantages" not in body
+    # The self-consistency table has a row per synthetic reviewer and one pooled, with flips.
+    consistency = {r["reviewer"]: r for r in payload["sentinels"]}
+    assert set(consistency) == {r.name for r in REVIEWERS} | {"all reviewers"}
+    assert all(r["n_sentinels"] and r["flip_rate"] is not None for r in consistency.values())
+    assert consistency["all reviewers"]["n_flips"] > 0
+    assert consistency["all reviewers"]["rank_concordance"] is not None
 
-    for url in ("/review/staff/", "/dashboards/export"):
+    for url in ("/review/staff/", "/dashboards/export", "/dashboards/gate"):
         assert "synthetic-badge" in client.get(url).content.decode(), url
+    # The gate badges the synthetic configurations' rows, not the sample's grader.
+    gate = client.get("/dashboards/gate").content.decode()
+    for rater, _ in GRADERS:
+        row = gate.split(f'<tr data-config="{rater.name}">', 1)[1].split("</tr>", 1)[0]
+        assert "synthetic-badge" in row, row
+    sample_config = GraderRun.objects.get(group__external_id=SAMPLE_GROUP).config.name
+    row = gate.split(f'<tr data-config="{sample_config}">', 1)[1].split("</tr>", 1)[0]
+    assert "synthetic-badge" not in row, row
+    # The audit page says so when a side is synthetic, and only then.
+    audit = client.get(f"/dashboards/audit?a={STUDY_RUN}@1&b={STUDY_RUN}@4").content.decode()
+    assert "synthetic-badge" in audit and "data-synthetic-sides" in audit
+    assert f"{STUDY_RUN} (synthetic)</option>" in audit
+    assert "synthetic-badge" not in client.get("/dashboards/audit").content.decode()
     campaign = Campaign.objects.get(name=STUDY_CAMPAIGN)
     detail = client.get(f"/review/staff/{campaign.pk}/").content.decode()
     assert "synthetic-badge" in detail

@@ -102,3 +102,15 @@ def test_a_deletion_against_an_edit() -> None:
     assert _lines(fc.shared) == [("-", "y", 2)]
     assert _lines(fc.only_a) == [("-", "x", 1)]
     assert _lines(fc.only_b) == [("+", "Y", 3)]
+
+
+def test_the_summary_counts_one_shared_line_in_the_singular() -> None:
+    from review.diffs import changed_lines_summary
+
+    a = _diff("s.py", "@@ -2,0 +3 @@\n+import math\n", "@@ -9,0 +11 @@\n+    log(n)\n")
+    b = _diff("s.py", "@@ -9,0 +10 @@\n+    log(n)\n")
+    (fc,) = _cmp(a, b)
+    assert fc.count("shared") == 1, fc
+    assert changed_lines_summary(fc) == (
+        "1 changed line shared, 1 only on the left, 0 only on the right."
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -134,6 +135,34 @@ def test_the_review_pages_show_a_binary_change_not_its_data(tmp_path: Path) -> N
     for path in ("docs/logo.png", "docs/icon.ico"):
         shown = page.split(f'<th colspan="4" class="d-title">{path}</th>', 1)[1]
         assert shown.split("</table>", 1)[0].endswith("Binary file not shown.</td></tr></tbody>")
+
+
+def test_the_file_lists_say_binary_instead_of_counting_zero_lines(tmp_path: Path) -> None:
+    import_binary_group(tmp_path)
+    reviewer = UserFactory.create()
+    campaign = campaign_create(
+        name="binary", created_by=StaffFactory.create(), reviewers=[reviewer], filters={}, overlap=1
+    )
+    assignment = assignment_next(campaign=campaign, reviewer=reviewer)
+    assert assignment is not None
+    client = Client()
+    client.force_login(reviewer)
+    page = with_panel_fragments(
+        client, assignment, client.get(f"/review/a/{assignment.pk}/").content.decode()
+    )
+    entries = re.findall(r'<li data-file-id="[^"]+">.*?</li>', page, re.S)
+    listed = {re.search(r"data-file-link>([^<]+)</a>", e).group(1): e for e in entries}  # type: ignore[union-attr]
+    for path in ("docs/logo.png", "docs/icon.ico"):
+        assert ">binary</span>" in listed[path], listed[path]
+        assert "+0" not in listed[path] and "−0" not in listed[path], listed[path]
+    # A text file keeps its counts.
+    assert '<span class="add">+1</span> <span class="del">−1</span>' in listed["pkg/sizes.py"]
+    # The compare page lists a file only one candidate changes the same way.
+    by_alias = {c.attempt.external_id: c for c in assignment.candidates.select_related("attempt")}
+    a, b = by_alias["bin"], by_alias["text"]
+    compare = client.get(f"/review/a/{assignment.pk}/compare?a={a.token}&b={b.token}")
+    only = compare.content.decode().split('data-path="docs/logo.png"', 1)[1].split("</summary>")[0]
+    assert ">binary</span>" in only and "+0" not in only, only
 
 
 def test_the_grader_sees_that_a_binary_file_changed_not_its_encoded_data(

@@ -284,3 +284,10 @@ def test_a_200_mb_sidecar_trajectory_imports_with_bounded_memory(tmp_path):
     last = trajectory_events(trajectory=trajectory, start=trajectory.event_count - 3, count=3)
     assert [e["index"] for e in last] == [3 * count - 2, 3 * count - 1, 3 * count]
     assert [e["kind"] for e in last] == ["action", "observation", "message"]
+
+
+def test_the_summary_counts_one_problem_in_the_singular():
+    with pytest.raises(ImportFailedError) as info:
+        run_import(jsonl(group()).replace(b"f(1) is wrong", b"f(1) is \xff wrong"))
+    assert len(info.value.report.problems) == 1
+    assert "nothing written (1 problem; the file is all-or-nothing)" in info.value.report.summary()

@@ -54,6 +54,20 @@ def test_check_deploy_is_clean_under_production_settings(tmp_path):
     assert "no issues" in result.stdout
 
 
+def test_without_debug_or_a_secret_key_manage_py_says_what_to_set_in_one_line(tmp_path):
+    result = _manage("import", "bundle", "step.jsonl", env={}, tmp_path=tmp_path)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "SECRET_KEY" in lines[0] and "DEBUG=1" in lines[0], lines[0]
+    # A bad value is named the same way.
+    bad = _manage("check", env={"DEBUG": "maybe"}, tmp_path=tmp_path)
+    assert bad.returncode != 0 and bad.stderr.strip().splitlines() == [
+        "manage.py: DEBUG='maybe' is not a boolean (use 1/0, true/false)"
+    ], bad.stderr
+
+
 def test_check_deploy_warns_when_login_counts_are_per_process(tmp_path):
     env = {**PRODUCTION_ENV, "SECRET_KEY": secrets.token_urlsafe(50), "CACHE_URL": ""}
     result = _manage("check", "--deploy", "--fail-level", "WARNING", env=env, tmp_path=tmp_path)

@@ -282,7 +282,7 @@ def test_it_refuses_to_add_reviews_to_a_campaign_made_here(one_group, tmp_path):
 def test_partial_writes_the_valid_lines_and_reports_the_rest(one_group, tmp_path):
     path = write(tmp_path, one_group, dict(one_group, instance_id="nope__nope-1"))
     out, err = import_reviews(path, "--campaign", "c", "--partial")
-    assert "1 reviews created" in out and "1 lines skipped" in out
+    assert "1 review created" in out and "1 line skipped" in out
     assert f"{path}:2: $.instance_id: no task 'nope__nope-1'" in err
     assert Label.objects.count() == len(one_group["candidates"])
 

@@ -363,9 +363,10 @@ def test_compare_mode_diffs_the_post_patch_versions_and_lists_one_sided_files_ap
                 continue
             differing += 1
             row = both[both.index(f'data-path="{fc.path}"') :]
+            shared = fc.count("shared")
             summary = (
-                f"{fc.count('shared')} changed lines shared, {fc.count('only_a')} only on "
-                f"the left, {fc.count('only_b')} only on the right."
+                f"{shared} changed line{'' if shared == 1 else 's'} shared, "
+                f"{fc.count('only_a')} only on the left, {fc.count('only_b')} only on the right."
             )
             assert summary in row.split("</article>")[0]
             # The table's two sides are the two candidates' post-patch files: every line

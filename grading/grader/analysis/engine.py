@@ -65,7 +65,7 @@ class GroupResult:
     fit_version: str
     candidates: dict[str, CandidateResult]
     ordering: list[str]  # best first
-    ties: list[list[str]]  # candidates with the same normalised change
+    ties: list[list[str]]  # candidates sharing a rank (same change, or no evidence of an order)
     cuts: tuple[float, float]  # the model's tier cuts (T2 from the first, T3 from the second)
     # One changed line per candidate, for judgements whose feature has no line of its own.
     fallback: dict[str, CodeRef]
@@ -120,10 +120,12 @@ def weigh(
         contribs.sort(key=lambda c: -c.contribution)
         results[k] = CandidateResult(k, round(scores[i], 6), tiers[i], ranks[i], sizes[i],
                                      tuple(contribs), observed[k], unreadable[i])  # fmt: skip
-    ordering = sorted(keys, key=lambda k: (results[k].tier, results[k].rank_in_tier, k))
-    groups: dict[object, list[str]] = {}
+    # Tied candidates stay in score order (best first), then by key: a stable, readable order.
+    ordering = sorted(keys, key=lambda k: (results[k].tier, results[k].rank_in_tier,
+                                           results[k].score, k))  # fmt: skip
+    groups: dict[tuple[int, int], list[str]] = {}
     for k in ordering:
-        groups.setdefault(ctx.patches[k].normalised, []).append(k)
+        groups.setdefault((results[k].tier, results[k].rank_in_tier), []).append(k)
     ties = [g for g in groups.values() if len(g) > 1]
     fallback = {k: ref for k in keys if (ref := _first_change(k, ctx.patches[k])) is not None}
     return GroupResult(mode, version, results, ordering, ties, model.cuts, fallback)

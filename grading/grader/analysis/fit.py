@@ -32,7 +32,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from grading.grader.analysis.catalogue import BY_NAME, NAMES, T2_AT_MOST
-from grading.grader.analysis.model import LinearModel, policy_floor, rank
+from grading.grader.analysis.model import TIE_MARGIN, LinearModel, policy_floor, rank
 
 CUT_SCALE = 10.0  # the cuts' penalty is this much weaker: they are barely shrunk
 
@@ -145,26 +145,29 @@ def fit_model(
     return policy_floor(model)
 
 
-def predict(model: LinearModel, samples: Sequence[Sample]) -> dict[str, Prediction]:
-    """Tier and rank of one task's candidates (keys must be distinct)."""
+def predict(
+    model: LinearModel, samples: Sequence[Sample], *, margin: float = TIE_MARGIN
+) -> dict[str, Prediction]:
+    """Tier and rank of one task's candidates (keys must be distinct); `margin` as in `rank`."""
     scores = [model.score(s.values) for s in samples]
     tiers = [model.tier(s.values) for s in samples]
     ranks = rank(scores, tiers, [s.size for s in samples],
-                 [s.same if s.same is not None else s.key for s in samples])  # fmt: skip
+                 [s.same if s.same is not None else s.key for s in samples], margin)  # fmt: skip
     return {s.key: Prediction(scores[i], tiers[i], ranks[i]) for i, s in enumerate(samples)}
 
 
 def leave_one_task_out(
-    samples: Sequence[Sample], **settings: object
+    samples: Sequence[Sample], *, margin: float = TIE_MARGIN, **settings: object
 ) -> dict[tuple[str, str], Prediction]:
-    """Predictions for every task from a model fitted on all the other tasks."""
+    """Predictions for every task from a model fitted on all the other tasks (`settings` go to
+    `fit_model`, `margin` to `rank`)."""
     tasks = sorted({s.task for s in samples})
     out: dict[tuple[str, str], Prediction] = {}
     for held in tasks:
         train = [s for s in samples if s.task != held]
         model = fit_model(train, **settings)  # type: ignore[arg-type]
         test = [s for s in samples if s.task == held]
-        for key, p in predict(model, test).items():
+        for key, p in predict(model, test, margin=margin).items():
             out[(held, key)] = p
     return out
 

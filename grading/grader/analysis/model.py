@@ -26,6 +26,9 @@ from grading.grader.analysis.catalogue import BY_NAME, NAMES, T2_AT_MOST
 SCHEMA = "gagar.analysis-fit.v1"
 DEFAULT_FIT_PATH = Path(__file__).with_name("default_fit.json")
 Severity = Literal["severe", "moderate", "minor"]
+# Scores closer than this (logit units: P(one better) within 0.475–0.525) are no evidence of an
+# order: equal-sized candidates that close share a rank (`rank`). Chosen a priori, not fitted.
+TIE_MARGIN = 0.1
 Mode = Literal["reference", "consensus"]
 
 
@@ -181,18 +184,31 @@ def policy_floor(model: LinearModel, one: float = math.log1p(1)) -> LinearModel:
 
 
 def rank(
-    scores: Sequence[float], tiers: Sequence[int], sizes: Sequence[int], same: Sequence[object]
+    scores: Sequence[float],
+    tiers: Sequence[int],
+    sizes: Sequence[int],
+    same: Sequence[object],
+    margin: float = TIE_MARGIN,
 ) -> list[int]:
-    """Rank in tier (1 = best) by score, then by smaller change; only candidates with the same
-    normalised change (`same`) share a rank. One rank per candidate, in input order."""
+    """Rank in tier (1 = best) by score, then by smaller change. Candidates share a rank when
+    they have the same normalised change (`same`), or when they are in the same tier, change as
+    many lines and score within `margin` of the best of them: the model cannot tell them apart
+    and nothing else separates them, so it claims no order (reviewers give equal quality one
+    rank too). Competition ranks (1, 1, 3), as the verdict protocol derives them from an ordering
+    with ties (`protocol.ranks_from_ordering`). One rank per candidate, in input order."""
     order = sorted(range(len(scores)), key=lambda i: (tiers[i], scores[i], sizes[i], i))
     ranks = [0] * len(scores)
     position: dict[int, int] = {}
     given: dict[object, int] = {}
+    run: tuple[int, int, float, int] | None = None  # (tier, size, score, rank) opening a near-tie
     for i in order:
+        position[tiers[i]] = position.get(tiers[i], 0) + 1
         if same[i] in given:
             ranks[i] = given[same[i]]
             continue
-        position[tiers[i]] = position.get(tiers[i], 0) + 1
+        if run is not None and run[:2] == (tiers[i], sizes[i]) and scores[i] - run[2] < margin:
+            ranks[i] = given[same[i]] = run[3]
+            continue
         ranks[i] = given[same[i]] = position[tiers[i]]
+        run = (tiers[i], sizes[i], scores[i], ranks[i])
     return ranks

@@ -84,7 +84,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  {account.username:<10} {account.password:<14} {role}")
         if not options["study"]:
             self.stdout.write(
-                "For every dashboard chart with data: .venv/bin/python manage.py demo --study "
+                "For every dashboard chart with data: "
+                "DEBUG=1 .venv/bin/python manage.py demo --study "
                 "(adds a synthetic study, labelled as such)"
             )
         self.stdout.write(f"Done in {time.monotonic() - started:.1f} s.")

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import CommandError
 
+from grading.domain.wording import plural
 from grading.management.export_command import ExportCommand
 from grading.models import Attempt, GraderConfig
 from grading.selectors.training import grader_config_by_name
@@ -70,7 +71,7 @@ class Command(FilteredExportCommand):
     def summary(self, result: ExportResult) -> str:
         c = result.counts
         return (
-            f"wrote {c['rows']} label rows for {c['attempts']} attempts "
+            f"wrote {plural(c['rows'], 'label row')} for {plural(c['attempts'], 'attempt')} "
             f"({c['reviewed_attempts']} reviewed, {c['calibrated_rows']} calibrated) "
             f"to {result.directory}"
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from grading.domain.wording import plural
 from grading.services.exports import ExportResult
 from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.package import package_export
@@ -33,6 +34,7 @@ class Command(FilteredExportCommand):
     def summary(self, result: ExportResult) -> str:
         c = result.counts
         return (
-            f"wrote {c['attempts']} attempts of {c['groups']} groups ({c['tasks']} tasks) "
+            f"wrote {plural(c['attempts'], 'attempt')} of {plural(c['groups'], 'group')} "
+            f"({plural(c['tasks'], 'task')}) "
             f"to {result.directory}"
         )
