@@ -50,7 +50,7 @@ from review.templatetags.review_tags import TIER_SHORT
 CRITERIA_LABELS = [(c, c.replace("_", " ").capitalize()) for c in CRITERIA]
 TIERS = {"t1": 1, "t2": 2, "t3": 3}
 # Bump when _candidate_side.html or _candidate_main.html change, so cached fragments expire.
-FRAGMENT_VERSION = "5"
+FRAGMENT_VERSION = "6"
 MARKDOWN_MAX_CHARS = 50_000
 
 

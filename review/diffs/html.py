@@ -91,12 +91,53 @@ def _row(row: Row, sides: SideHtml) -> str:
 
 
 _FOLDED = re.compile(r'(<tbody class="d-collapsed" id="([^"]+)" hidden>)(.*?)(</tbody>)', re.S)
+_BODY = re.compile(r"<tbody[ >].*?</tbody>", re.S)
+_COLS = re.compile(r"<colgroup>.*?</colgroup>", re.S)
+# Rows per part of a table on the review page: a screen shows about 45 rows, and the browser
+# lays out a part that is near the screen whole (tens of rows, not a file's hundreds).
+PART_ROWS = 24
 
 
 def lean_html(html: str) -> str:
-    """The table without its folded rows (empty `d-collapsed` bodies stay, for the rows fetched
-    when the reviewer expands them: most of a big diff's bytes are unchanged context)."""
-    return _FOLDED.sub(r"\1\4", html)
+    """The table as the review page sends it: without its folded rows (empty `d-collapsed`
+    bodies stay, for the rows fetched when the reviewer expands them: most of a big diff's
+    bytes are unchanged context), and in parts (`parted`)."""
+    return parted(_FOLDED.sub(r"\1\4", html))
+
+
+def parted(html: str) -> str:
+    """The table cut between its bodies into tables of about PART_ROWS rows, each in a
+    `d-part` box (its row count in `data-rows`) that the page's style lays out only near the
+    screen (`content-visibility`, which has no effect on a table or its rows, hence the boxes):
+    showing a file of hundreds of rows then costs the rows on screen, not all of them. The
+    first part keeps the table's id, data attributes and title; the others repeat its columns.
+    A folded body stays in the part of the expander before it (expand.js looks in one table),
+    and no body is cut: a change block stays whole."""
+    bodies = list(_BODY.finditer(html))
+    cols = _COLS.search(html)
+    if len(bodies) < 2 or cols is None:
+        return html
+    head, tail = html[: bodies[0].start()], html[bodies[-1].end() :]
+    parts: list[list[str]] = [[]]
+    rows = [0]
+    for body in bodies:
+        text = body.group()
+        if rows[-1] >= PART_ROWS and not text.startswith('<tbody class="d-collapsed"'):
+            parts.append([])
+            rows.append(0)
+        parts[-1].append(text)
+        rows[-1] += text.count("<tr")
+    if len(parts) == 1:
+        return html
+    more = f'<table class="d-file d-more">{cols.group()}'
+    out = []
+    for n, (part, count) in enumerate(zip(parts, rows, strict=True)):
+        opening = head if n == 0 else more
+        closing = tail if n == len(parts) - 1 else "</table>"
+        out.append(
+            f'<div class="d-part" data-rows="{count}">{opening}{"".join(part)}{closing}</div>'
+        )
+    return "".join(out)
 
 
 def folded_rows(html: str, block: str) -> str | None:

@@ -129,11 +129,15 @@ def test_claims_are_drawn_on_their_lines_and_marked_by_click_and_key(
     assert page.evaluate("document.querySelectorAll('.rv-claim.is-marked').length") >= 2
 
     # A candidate whose panel was not in the page (fetched when its tab is opened) gets its
-    # claims drawn on its own diff as the panel arrives.
-    last = page.locator(".rv-tab").last
-    token = last.get_attribute("data-token")
+    # claims drawn on its own diff as the panel arrives: the one farthest from the candidate
+    # shown, as the page fetches and parses the neighbours ahead.
+    tokens = page.eval_on_selector_all(".rv-tab", "tabs => tabs.map((t) => t.dataset.token)")
+    shown = page.locator(".rv-panel.is-current").get_attribute("data-token")
+    token = tokens[(tokens.index(shown) + len(tokens) // 2) % len(tokens)]
+    assert len(tokens) >= 4
     assert page.locator(f'.rv-panel[data-token="{token}"][data-loaded]').count() == 0
-    last.click()
+    far = page.locator(f'.rv-tab[data-token="{token}"]')
+    far.click()
     page.wait_for_selector(f'.rv-panel.is-current[data-token="{token}"] tr.rv-claim-row .rv-claim')
     later = page.locator(f'.rv-panel[data-token="{token}"] tr.rv-claim-row .rv-claim')
     assert later.first.get_attribute("data-target") == token

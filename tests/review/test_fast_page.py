@@ -11,6 +11,7 @@ import pytest
 from django.urls import reverse
 
 from review.diffs import parse_patch, render_file
+from review.diffs.html import PART_ROWS
 from review.models.reviewing import CRITERIA
 from review.services.queue import assignment_next
 
@@ -109,6 +110,49 @@ def test_render_file_keeps_the_folded_rows_for_other_pages():
     assert 'class="d-collapsed"' in rendered.html and ">line_2</span>" in rendered.html
     assert ">line_2</span>" not in rendered.lean_html
     assert BLOCK.search(rendered.lean_html)
+
+
+PART = re.compile(r'<div class="d-part" data-rows="(\d+)">(.*?)</div>', re.S)
+
+
+def test_the_review_pages_tables_come_in_parts_of_a_few_dozen_rows():
+    # A long file of scattered one-line changes: many small bodies, with folded context.
+    old = [f"line_{i} = {i}\n" for i in range(1, 2001)]
+    new = list(old)
+    for i in range(5, 2000, 20):
+        new[i] = f"line_{i + 1} = -{i}\n"
+    diff = "--- a/x.py\n+++ b/x.py\n" + "".join(
+        f"@@ -{i - 2},7 +{i - 2},7 @@\n"
+        + "".join(f" {old[j]}" for j in range(i - 3, i))
+        + f"-{old[i]}+{new[i]}"
+        + "".join(f" {old[j]}" for j in range(i + 1, i + 4))
+        for i in range(5, 2000, 20)
+    )
+    rendered = render_file(parse_patch(diff)[0], old_text="".join(old))
+    lean = rendered.lean_html
+    parts = PART.findall(lean)
+    assert len(parts) > 5
+    # Every part is a table with the file's columns; only the first has the id and title.
+    for n, (rows, body) in enumerate(parts):
+        assert body.startswith("<table") and body.endswith("</table>")
+        assert body.count("<colgroup>") == 1
+        assert (f'id="{rendered.file_id}"' in body) == (n == 0)
+        assert ("d-title" in body) == (n == 0)
+        assert int(rows) == body.count("<tr") - (n == 0)  # the body rows: not the title's
+        # About PART_ROWS rows: a part is cut once it holds that many, between bodies.
+        if n < len(parts) - 1:
+            assert PART_ROWS <= int(rows) < PART_ROWS + 8
+    # The same rows as the table in one piece, in order; a folded body stays with its
+    # expander (the page's script looks for it in the expander's table).
+    rows_of = re.compile(r"<tr[^>]*>")
+    folded_out = re.sub(
+        r'(<tbody class="d-collapsed"[^>]*>).*?(</tbody>)', r"\1\2", rendered.html, flags=re.S
+    )
+    assert rows_of.findall(lean) == rows_of.findall(folded_out)
+    assert len(rows_of.findall(lean)) > 10 * PART_ROWS
+    for _, body in parts:
+        for block in BLOCK.findall(body):
+            assert f'data-expand="{block}"' in body
 
 
 def test_pages_are_compressed_but_not_posts_or_reflected_queries(client, mine):

@@ -23,6 +23,9 @@ export function showPanel(ctx, panel, opts) {
 }
 
 function reveal(ctx, panel, opts) {
+  // Scrolled first, while the layout is still the one on screen: scrolling after the switch
+  // would make the browser lay out the new panel then and there, and again for the frame.
+  if (!(opts && opts.keepScroll)) window.scrollTo({ top: 0 });
   ctx.current = panel;
   placeLabelForm(ctx, panel);
   for (const p of ctx.panels) p.classList.toggle("is-current", p === panel);
@@ -34,7 +37,6 @@ function reveal(ctx, panel, opts) {
   ctx.currentFile = panel.querySelector(".rv-file");
   markFile(ctx);
   if (!(opts && opts.quiet)) ctx.send("focus");
-  if (!(opts && opts.keepScroll)) window.scrollTo({ top: 0 });
   prefetchAround(ctx, panel);
 }
 
