@@ -31,7 +31,7 @@ postgres://postgres@127.0.0.1:5432/gagar_bench_throughput, recreated) and Redis 
 default redis://127.0.0.1:6379/6, flushed).
 Usage: python bench/bench_grading_throughput.py [--groups 128] [--latency 2] [--per-turn 2]
        [--baseline-concurrency 8] [--baseline-groups 16] [--pool 16] [--kill-groups 32]
-       [--before-ref COMMIT]
+       [--before-ref COMMIT] [--processes 1]
 """
 
 from __future__ import annotations
@@ -356,36 +356,43 @@ def grade_step(
     server: FakeServer,
     tree: Path = ROOT,
     during: Any = None,
+    processes: int = 1,
 ) -> dict[str, Any]:
+    """Grade `group_ids` on `processes` workers started with `worker_args` (each its own
+    process: a threads worker runs Python on one core at a time, so two use both cores)."""
     from grading.models import CandidateGrade, GraderRun, Group
     from grading.services.grader_runs import grader_runs_request
 
-    proc = start_worker(name, worker_args, extra_env, var, tree)
+    procs: list[subprocess.Popen[bytes]] = []
     try:
-        rss_idle = _rss_mb([proc.pid])
+        for i in range(processes):
+            procs.append(start_worker(name if processes == 1 else f"{name}-{i + 1}",
+                                      worker_args, extra_env, var, tree))  # fmt: skip
+        pids = [p.pid for p in procs]
+        rss_idle = _rss_mb(pids)
         stop = threading.Event()
         sample = Sample()
         threads = [
-            threading.Thread(target=_sampler, args=(stop, db_name, [proc.pid], sample)),
+            threading.Thread(target=_sampler, args=(stop, db_name, pids, sample)),
         ]
         for t in threads:
             t.start()
         t0 = time.perf_counter()
-        cpu0, own0 = _cpu_s([proc.pid]), time.process_time()
-        wait0 = _runqueue_wait_s(proc.pid)
+        cpu0, own0 = _cpu_s(pids), time.process_time()
+        wait0 = sum(_runqueue_wait_s(pid) for pid in pids)
         fake0, calls0 = _cpu_s([server.proc.pid]), server.stats()["calls"]
         runs = grader_runs_request(groups=Group.objects.filter(pk__in=group_ids), config=config)
         ids = [r.pk for r in runs]
-        running = threading.Thread(target=_running_sampler, args=(stop, ids, sample, [proc.pid]))
+        running = threading.Thread(target=_running_sampler, args=(stop, ids, sample, pids))
         running.start()
         fallback = during(group_ids) if during else None
         while GraderRun.objects.filter(pk__in=ids, status__in=["pending", "running"]).exists():
-            if proc.poll() is not None:
-                raise RuntimeError(f"worker died; see {var / name}.log")
+            if any(p.poll() is not None for p in procs):
+                raise RuntimeError(f"a worker died; see {var}/{name}*.log")
             time.sleep(0.2)
         elapsed = time.perf_counter() - t0
-        worker_cpu, bench_cpu = _cpu_s([proc.pid]) - cpu0, time.process_time() - own0
-        worker_wait = _runqueue_wait_s(proc.pid) - wait0
+        worker_cpu, bench_cpu = _cpu_s(pids) - cpu0, time.process_time() - own0
+        worker_wait = sum(_runqueue_wait_s(pid) for pid in pids) - wait0
         load = os.getloadavg()[0]
         fake_cpu = _cpu_s([server.proc.pid]) - fake0
         stats = server.stats()
@@ -419,9 +426,11 @@ def grade_step(
             "bench_cpu": bench_cpu,
             "fake_calls": stats["calls"] - calls0,
             "fake_peak": stats["peak_in_flight"],
+            "processes": processes,
         }
     finally:
-        stop_worker(proc)
+        for p in procs:
+            stop_worker(p)
 
 
 def kill_and_recover(
@@ -560,6 +569,12 @@ def main() -> int:
     ap.add_argument("--pool", type=int, default=16, help="GAGAR_DB_POOL_MAX of the design")
     ap.add_argument("--kill-groups", type=int, default=32, help="groups of the killed step")
     ap.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="worker processes of the design (each -c groups/N, a pool of pool/N connections)",
+    )
+    ap.add_argument(
         "--before-ref", default="", help="also grade the design's step with this commit's code"
     )
     ap.add_argument("--serve", nargs=2, metavar=("VERDICT", "URL_FILE"), help=argparse.SUPPRESS)
@@ -609,8 +624,9 @@ def main() -> int:
             )
         server_of = dict(zip(sides, servers, strict=True))
         connection.close()
-        design_args = ["-P", "threads", "-c", str(args.groups)]
-        design_env = {"GAGAR_DB_POOL_MAX": str(args.pool)}
+        per = max(args.processes, 1)
+        design_args = ["-P", "threads", "-c", str(-(-args.groups // per))]
+        design_env = {"GAGAR_DB_POOL_MAX": str(max(args.pool // per, 1))}
         results = {
             "baseline": grade_step(
                 name="baseline",
@@ -635,6 +651,7 @@ def main() -> int:
                 db_name=db_name,
                 server=server_of["before"],
                 tree=before_tree,
+                processes=per,
             )
         results["design"] = grade_step(
             name="design",
@@ -646,6 +663,7 @@ def main() -> int:
             db_name=db_name,
             server=server_of["design"],
             during=deadline_probe(configs["design"]),
+            processes=per,
         )
         killed = None
         if args.kill_groups:
@@ -673,7 +691,8 @@ def report(
     print(
         f"step of {args.groups} groups (baseline: {args.baseline_groups}) of the sample "
         f"repository; model latency {args.latency:.1f} s per call; {os.cpu_count()} CPUs; "
-        f"load average {os.getloadavg()[0]:.1f}"
+        f"load average {os.getloadavg()[0]:.1f}; design: {args.processes} threads worker "
+        f"process(es), {args.pool} pooled connections in all"
     )
     head = (
         f"{'':<10}{'runs':>6}{'ok':>5}{'calls/run':>10}{'floor s':>9}{'wall s':>8}"
@@ -703,9 +722,10 @@ def report(
         )
         cores = os.cpu_count() or 1
         both = (r["worker_cpu"] + r["fake_cpu"]) / r["elapsed"] / cores
+        n = r.get("processes", 1)
         print(
-            f"  CPU-bound? worker busy {r['worker_cpu'] / r['elapsed']:.0%} of one core (its "
-            f"interpreter lock allows one), worker + fake {both:.0%} "
+            f"  CPU-bound? worker busy {r['worker_cpu'] / r['elapsed'] / n:.0%} of {n} core(s) "
+            f"(one per process: the interpreter lock), worker + fake {both:.0%} "
             f"of the {os.cpu_count()} cores; the worker's threads waited {r['worker_wait']:.1f} s "
             f"for a CPU (the machine's load); load average at the end {r['load']:.1f}"
         )
