@@ -67,6 +67,15 @@ def no_page_overflow(page: Any) -> None:
     assert wide[0] <= wide[1], f"the page scrolls sideways: {wide}"
 
 
+def _logged_in(browser: Any, server_url: str, username: str) -> tuple[Any, list[str]]:
+    """A page logged in as `username`, and the script errors it will collect."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    login(page, server_url, username)
+    return page, errors
+
+
 @pytest.fixture
 def study(settings: Any, tmp_path: Path) -> Campaign:
     settings.VAR_DIR = tmp_path
@@ -100,10 +109,7 @@ def test_the_study_pages_say_synthetic_and_hold_their_content_at_both_widths(
     open_ = assignment_next(campaign=study, reviewer=alice)
     assert open_ is not None and open_.pk != done.pk
 
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    login(page, server_url, "alice")
+    page, errors = _logged_in(browser, server_url, "alice")
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         # After the reveal: the grader's scores, your scores and its reasons fit the sidebar.
@@ -142,10 +148,7 @@ def test_the_staff_pages_of_the_study_say_synthetic_and_keep_tables_readable(
     browser: Any, server_url: str, artifacts: Path, study: Campaign
 ) -> None:
     StaffFactory.create(username="boss")
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    login(page, server_url, "boss")
+    page, errors = _logged_in(browser, server_url, "boss")
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         page.goto(f"{server_url}/dashboards/gate")

@@ -3,6 +3,8 @@ request afresh, without re-tokenizing the conversation on every call."""
 
 from __future__ import annotations
 
+import pytest
+
 from grading.grader import tokens
 from grading.grader.backends.base import Message, ToolCall, ToolSpec
 
@@ -23,11 +25,8 @@ def _conversation(n: int) -> list[Message]:
     return out
 
 
-def test_the_counter_gives_the_full_requests_count_and_tokenizes_each_text_once(monkeypatch):
-    counter = tokens.RequestCounter()
-    conversation = _conversation(12)
-    fresh = _conversation(12)  # equal messages, other objects: counted from scratch
-    want = [tokens.request_tokens(fresh[: 2 + 2 * k], TOOLS) for k in range(13)]
+def _texts_counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text `tokens.count` tokenizes from now on, in order (the real count still runs)."""
     seen: list[str] = []
     real = tokens.count
 
@@ -36,6 +35,15 @@ def test_the_counter_gives_the_full_requests_count_and_tokenizes_each_text_once(
         return real(text)
 
     monkeypatch.setattr(tokens, "count", counting)
+    return seen
+
+
+def test_the_counter_gives_the_full_requests_count_and_tokenizes_each_text_once(monkeypatch):
+    counter = tokens.RequestCounter()
+    conversation = _conversation(12)
+    fresh = _conversation(12)  # equal messages, other objects: counted from scratch
+    want = [tokens.request_tokens(fresh[: 2 + 2 * k], TOOLS) for k in range(13)]
+    seen = _texts_counted(monkeypatch)
     got = [counter(conversation[: 2 + 2 * k], TOOLS) for k in range(13)]
     assert got == want
     contents = [t for t in seen if t.startswith(("def f", "Group:"))]
@@ -54,14 +62,7 @@ def test_a_message_is_tokenized_once_however_many_counters_count_it(monkeypatch)
     """The loop's context manager and the backend's estimate both count every message."""
     conversation = _conversation(4)
     want = tokens.request_tokens(_conversation(4), TOOLS)
-    seen: list[str] = []
-    real = tokens.count
-
-    def counting(text: str) -> int:
-        seen.append(text)
-        return real(text)
-
-    monkeypatch.setattr(tokens, "count", counting)
+    seen = _texts_counted(monkeypatch)
     first, second = tokens.RequestCounter(), tokens.RequestCounter()
     assert first(conversation, TOOLS) == second(conversation, TOOLS) == want
     assert tokens.request_tokens(conversation, TOOLS) == want

@@ -24,6 +24,7 @@ from grading.grader.heuristic import HeuristicBackend
 from grading.grader.loop import run_grader
 from grading.models import Attempt, Patch, PatchFile
 from grading.services.grader_inputs import group_input
+from review.models import Assignment
 from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next
 from tests.factories import StaffFactory, UserFactory
@@ -108,8 +109,8 @@ def test_binary_patches_are_stored_byte_for_byte_and_flagged(tmp_path: Path) -> 
     assert "2 attempts change binary files: stored and flagged" in out, out
 
 
-def test_the_review_pages_show_a_binary_change_not_its_data(tmp_path: Path) -> None:
-    binary, _ = import_binary_group(tmp_path)
+def _reviewing() -> tuple[Client, Assignment]:
+    """A reviewer's logged-in client and their assignment of the imported group."""
     reviewer = UserFactory.create()
     campaign = campaign_create(
         name="binary", created_by=StaffFactory.create(), reviewers=[reviewer], filters={}, overlap=1
@@ -118,6 +119,12 @@ def test_the_review_pages_show_a_binary_change_not_its_data(tmp_path: Path) -> N
     assert assignment is not None
     client = Client()
     client.force_login(reviewer)
+    return client, assignment
+
+
+def test_the_review_pages_show_a_binary_change_not_its_data(tmp_path: Path) -> None:
+    binary, _ = import_binary_group(tmp_path)
+    client, assignment = _reviewing()
     pages = [
         client.get(f"/review/a/{assignment.pk}/"),
         client.get(f"/review/a/{assignment.pk}/compare"),
@@ -139,14 +146,7 @@ def test_the_review_pages_show_a_binary_change_not_its_data(tmp_path: Path) -> N
 
 def test_the_file_lists_say_binary_instead_of_counting_zero_lines(tmp_path: Path) -> None:
     import_binary_group(tmp_path)
-    reviewer = UserFactory.create()
-    campaign = campaign_create(
-        name="binary", created_by=StaffFactory.create(), reviewers=[reviewer], filters={}, overlap=1
-    )
-    assignment = assignment_next(campaign=campaign, reviewer=reviewer)
-    assert assignment is not None
-    client = Client()
-    client.force_login(reviewer)
+    client, assignment = _reviewing()
     page = with_panel_fragments(
         client, assignment, client.get(f"/review/a/{assignment.pk}/").content.decode()
     )
