@@ -13,7 +13,7 @@ from review.models import Assignment, Label
 from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next
 from review.services.reviewing import review_submit
-from tests.browser.conftest import login
+from tests.browser.conftest import login, switched
 from tests.factories import UserFactory
 from tests.review.helpers import complete_labels, make_groups
 
@@ -62,6 +62,9 @@ def test_a_sentinel_is_reviewed_like_any_group(browser, server_url, artifacts, f
     for i in range(n):
         if i:
             page.keyboard.press("]")
+            # The mergeability select is the shown candidate's: until the next one has arrived
+            # it is still the previous candidate's form (the keyboard's "2" waits by itself).
+            switched(page)
         page.keyboard.press("2")
         page.select_option(".rv-panel.is-current select[name=mergeability]", "as_is")
         page.wait_for_function(SAVED)
