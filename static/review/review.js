@@ -23,7 +23,6 @@ const root = document.getElementById("rv");
 if (root) start(root);
 
 function start(root) {
-  document.documentElement.classList.add("js");
   // The page places itself (candidate from the hash, the end card after Submit); the browser's
   // own restoring of the old scroll offset after load would undo that.
   history.scrollRestoration = "manual";
