@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
 from pygments.lexers._mapping import LEXERS
 from pygments.lexers.special import TextLexer
+from pygments.styles import get_style_by_name
 from pygments.util import ClassNotFound
 
 from grading.domain.hostile_text import visible
@@ -31,13 +31,16 @@ Ranges = Sequence[tuple[int, int]]
 INTRA_CLASS = "d-chg"
 
 # The token classes the page's style colours: Pygments' "friendly" rules, as in
-# static/review/review.css (tests/diffs/test_render.py keeps the two equal), less whitespace's
-# and the lexer error box, which the page never drew. A token of any other class (names and
-# punctuation: half of all tokens) is plain text merged with its neighbours: a span the style
-# does not colour is an element the browser parses, styles and lays out for nothing.
+# static/review/review.css (tests/diffs/test_render.py keeps the two equal), less the lexer
+# error box, which the page never drew (whitespace has no class: lexing.css_class). A token of
+# any other class (names and punctuation: half of all tokens) is plain text merged with its
+# neighbours: a span the style does not colour is an element the browser parses, styles and
+# lays out for nothing.
 STYLED_CLASSES = frozenset(
-    str(c) for c in HtmlFormatter(style="friendly").class2style if c not in ("", "w", "err")
-)
+    css_class(ttype)
+    for ttype, rule in get_style_by_name("friendly")
+    if any(rule[k] for k in ("color", "bold", "italic", "underline", "bgcolor", "border"))
+) - {"", "err"}
 
 _WORD = re.compile(r"\w+|\s+|[^\w\s]")
 _MAX_INTRALINE_CHARS = 2_000
