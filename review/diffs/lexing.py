@@ -119,9 +119,21 @@ def _transition(statestack: list[str], new_state: Any) -> None:
         raise ValueError(f"wrong state def: {new_state!r}")
 
 
-# Per lexer class and state: the state's rules fused into one regex (see `_fused`), or None
-# where they cannot be. Filled on first use; a lexer class's rules never change.
-_FUSED: dict[tuple[type, str], _Fused | None] = {}
+class _FusedStates(dict[str, "_Fused | None"]):
+    """One lexer class's states, each with its rules fused (`_fused`) or None, on first use."""
+
+    def __init__(self, tokendefs: Mapping[str, Sequence[tuple[Any, Any, Any]]]) -> None:
+        super().__init__()
+        self.tokendefs = tokendefs
+
+    def __missing__(self, state: str) -> _Fused | None:
+        fused = self[state] = _fused(self.tokendefs[state])
+        return fused
+
+
+# Per lexer class (a class's rules never change). Cleared with the other lexer caches
+# (highlight.clear_caches), so a benchmark's cold start fuses them again.
+_FUSED: dict[type, _FusedStates] = {}
 # A backreference, a named-group reference or a conditional on a group: their group numbers
 # or names would change inside the fused pattern.
 _GROUP_REFERENCE = re.compile(r"\\[1-9]|\\g<|\(\?P=|\(\?\(")
@@ -149,7 +161,7 @@ class _Fused:
     rules: dict[int, tuple[Any, Any, Any]]
 
 
-def _fused(lexer: RegexLexer, state: str, rules: Sequence[tuple[Any, Any, Any]]) -> _Fused | None:
+def _fused(rules: Sequence[tuple[Any, Any, Any]]) -> _Fused | None:
     """The state's rules as one regex: `(r1)|(r2)|…` matched at a position tries r1, then r2,
     … and takes the first alternative that matches, as Pygments' loop tries the rules in
     order and takes the first match, so the match (its end and text) is the same; one call
@@ -158,9 +170,6 @@ def _fused(lexer: RegexLexer, state: str, rules: Sequence[tuple[Any, Any, Any]])
     names it; each rule keeps its own flags, scoped to it. None (the rules are tried one by
     one, as Pygments does) where a rule refers to its own groups by number or name, or its
     pattern does not fuse."""
-    key = (type(lexer), state)
-    if key in _FUSED:
-        return _FUSED[key]
     fused: _Fused | None = None
     patterns: list[re.Pattern[str]] = []
     for rexmatch, _action, _new_state in rules:
@@ -183,22 +192,31 @@ def _fused(lexer: RegexLexer, state: str, rules: Sequence[tuple[Any, Any, Any]])
             compiled = None
         if compiled is not None and compiled.groups == group - 1:
             fused = _Fused(compiled.match, by_group)
-    _FUSED[key] = fused
     return fused
 
 
-def _first_rule(
-    fused: _Fused | None, rules: Sequence[tuple[Any, Any, Any]], text: str, pos: int
-) -> tuple[re.Match[str], tuple[Any, Any, Any]] | None:
-    """The first of the state's rules that matches at `pos`, and its match."""
-    if fused is not None:
-        m = fused.match(text, pos)
-        return None if m is None else (m, fused.rules[m.lastindex or 0])
+def clear_fused() -> None:
+    """Forget the fused rules (benchmarks measure a cold start)."""
+    _FUSED.clear()
+
+
+def fused_states(lexer: RegexLexer) -> _FusedStates:
+    """The lexer's states with their fused rules (see `_fused`)."""
+    table = _FUSED.get(type(lexer))
+    if table is None:
+        table = _FUSED[type(lexer)] = _FusedStates(getattr(lexer, "_tokens"))  # noqa: B009
+    return table
+
+
+def _one_by_one(
+    rules: Sequence[tuple[Any, Any, Any]], text: str, pos: int
+) -> tuple[re.Match[str] | None, tuple[Any, Any, Any] | None]:
+    """The first of the state's rules that matches at `pos`, tried as Pygments does."""
     for rule in rules:
         m = rule[0](text, pos)
         if m:
             return m, rule
-    return None
+    return None, None
 
 
 def _regex_run(
@@ -220,18 +238,23 @@ def _regex_run(
     end of the text).
     """
     tokendefs: Any = getattr(lexer, "_tokens")  # noqa: B009 (set by RegexLexerMeta, untyped)
+    table = fused_states(lexer)
     statestack = list(stack)
     statetokens = tokendefs[statestack[-1]]
-    fused = _fused(lexer, statestack[-1], statetokens)
+    fused = table[statestack[-1]]
     tokens: list[tuple[_TokenType, str]] = []
     append = tokens.append
     states: dict[int, State] = {}
     end, last = len(text), pos
     k = bisect_right(starts, pos)
     while True:
-        hit = _first_rule(fused, statetokens, text, pos)
-        if hit is not None:
-            m, (rexmatch, action, new_state) = hit
+        if fused is not None:
+            m = fused.match(text, pos)
+            rule = None if m is None else fused.rules[m.lastindex or 0]
+        else:
+            m, rule = _one_by_one(statetokens, text, pos)
+        if m is not None and rule is not None:
+            rexmatch, action, new_state = rule
             if action is not None:
                 if type(action) is _TokenType:
                     append((action, m.group()))
@@ -243,14 +266,14 @@ def _regex_run(
             if new_state is not None:
                 _transition(statestack, new_state)
                 statetokens = tokendefs[statestack[-1]]
-                fused = _fused(lexer, statestack[-1], statetokens)
+                fused = table[statestack[-1]]
         else:
             if pos >= end:
                 break
             if text[pos] == "\n":
                 statestack = ["root"]
                 statetokens = tokendefs["root"]
-                fused = _fused(lexer, "root", statetokens)
+                fused = table["root"]
                 append((Whitespace, "\n"))
             else:
                 append((Error, text[pos]))
