@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import importlib
 import keyword
 import re
 import sys
@@ -432,10 +433,7 @@ _CATALOGUE_ANCHORS = tuple(
             *(n.translate(_ASCII_LOWER) for n in cat.VERSIONED_STEMS),
             *(d.translate(_ASCII_LOWER) for d in cat.MAIL_DOMAINS),
             # An organisation's words are matched literally (`_ORGS`): its longest word.
-            *(
-                max(v.translate(_ASCII_LOWER).split(), key=len)
-                for v in (*cat.VENDORS, *_HUB_ORGS)
-            ),
+            *(max(v.translate(_ASCII_LOWER).split(), key=len) for v in (*cat.VENDORS, *_HUB_ORGS)),
         }
     )
 )
@@ -451,8 +449,8 @@ def _literal_anchor(source: str) -> str | None:
     """The longest run of characters every match of the pattern `source` holds (its literals
     outside any group, class or repetition), lower-cased; None without one of two or more."""
     try:
-        from re import _parser  # the standard parser: which parts of a pattern are literal
-
+        # The standard library's own parser says which parts of a pattern are literal.
+        _parser = importlib.import_module("re._parser")
         parsed = list(_parser.parse(source))
         literal = _parser.LITERAL
     except Exception:  # a private module: without it, no line filter
@@ -469,11 +467,12 @@ def _literal_anchor(source: str) -> str | None:
 
 # Agent file names match within a line, so they are looked for in the lines holding one of
 # these; None (the whole text) should some pattern have no literal.
-_AGENT_FILE_ANCHORS: tuple[str, ...] | None = tuple(
-    a for a in map(_literal_anchor, cat.AGENT_FILES) if a is not None
-)
-if len(_AGENT_FILE_ANCHORS) != len(cat.AGENT_FILES):
-    _AGENT_FILE_ANCHORS = None
+def _agent_file_anchors() -> tuple[str, ...] | None:
+    anchors = [_literal_anchor(p) for p in cat.AGENT_FILES]
+    return None if None in anchors else tuple(a for a in anchors if a is not None)
+
+
+_AGENT_FILE_ANCHORS = _agent_file_anchors()
 
 
 def _agent_files(text: str) -> str:
