@@ -119,3 +119,17 @@ SWITCHED = "() => !document.getElementById('rv').hasAttribute('data-switching')"
 
 def switched(page) -> None:
     page.wait_for_function(SWITCHED)
+
+
+def expand_first(scope) -> bool:
+    """Open the first collapsed context in `scope` (a locator) and wait until its rows are
+    shown: on the review page they are fetched first, and clicking a row before they arrive
+    may land on one the insertion then moves. False if there is none to open."""
+    button = scope.locator("button.d-expand").first
+    if not button.count():
+        return False
+    block = button.get_attribute("data-expand")
+    table = button.locator("xpath=ancestor::table[1]")
+    button.click()
+    table.locator(f'tbody[id="{block}"]:not([hidden])').wait_for(state="attached")
+    return True
