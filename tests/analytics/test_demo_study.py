@@ -65,6 +65,9 @@ def test_it_opens_a_campaign_for_the_demo_reviewers_and_stores_the_sample_advant
     assert "Sample data: 1 group created" in out
     assert "groups created" not in out
     assert "manage.py demo --study" in out  # the hint
+    # The passwords are where GAGAR_VAR_DIR says, and the command says so.
+    assert f"Accounts (kept in {var_dir / 'demo-accounts.json'}):" in out
+    assert (var_dir / "demo-accounts.json").is_file()
     group = Group.objects.get(external_id=SAMPLE_GROUP)
     assert GraderRun.objects.get(group=group).status == GraderRun.Status.SUCCEEDED
     advantages = GroupAdvantages.objects.get(group=group)
