@@ -336,6 +336,12 @@ def _task_for(record: GroupRecord, *, replace: bool) -> Task:
             )
         return existing
     spec = record.task
+    if existing is not None and not spec.repo_url and existing.repo_url:
+        # A record that does not say where the repository is (the project's sample file, whose
+        # copy `manage.py demo` imported with the local clone's path) is the stored task: its
+        # location is kept, so importing the file again is a no-op, not a conflict. Changed
+        # in place so the group's content hash (which covers its task's) agrees too.
+        spec.repo_url = existing.repo_url
     if existing is not None:
         if existing.content_hash == spec.content_hash:
             return existing
