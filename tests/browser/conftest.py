@@ -128,8 +128,10 @@ def expand_first(scope) -> bool:
     button = scope.locator("button.d-expand").first
     if not button.count():
         return False
-    block = button.get_attribute("data-expand")
-    table = button.locator("xpath=ancestor::table[1]")
-    button.click()
-    table.locator(f'tbody[id="{block}"]:not([hidden])').wait_for(state="attached")
+    # Held by handle: once opened, the button is gone and `.first` names the next one.
+    handle = button.element_handle()
+    block = handle.get_attribute("data-expand")
+    table = handle.evaluate_handle("(b) => b.closest('table')").as_element()
+    handle.click()
+    table.wait_for_selector(f'tbody[id="{block}"]:not([hidden])', state="attached")
     return True
