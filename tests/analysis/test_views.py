@@ -82,3 +82,42 @@ def test_every_reviewed_file_of_the_real_data_synthesizes(shared_data) -> None:
                 assert base is not None
                 assert synthesize(base).tree is not None, (task.instance_id, fp.path)
                 assert synthesize(post_view(base, fp)).tree is not None, (task.instance_id, fp.path)
+
+
+# A formset module as Django has it: the hunk's context starts inside one docstring and ends
+# on the next method's one-line docstring (django__django-16041, candidate "wrong layer").
+FORMSET = '''class BaseFormSet:
+    def __init__(self, form_kwargs=None):
+        self.form_kwargs = form_kwargs or {}
+
+    def get_form_kwargs(self, index):
+        """
+        Return additional keyword arguments for each individual formset form.
+
+        index will be None if the form being constructed is a new empty
+        form.
+        """
+        return self.form_kwargs.copy()
+
+    def _construct_form(self, i, **kwargs):
+        """Instantiate and return the i-th form instance in a formset."""
+        return self.form(**kwargs)
+'''
+
+
+def test_a_hunk_starting_inside_a_docstring_keeps_its_code() -> None:
+    after = FORMSET.replace(
+        "        return self.form_kwargs.copy()\n",
+        "        kwargs = self.form_kwargs.copy()\n"
+        "        if index is None:\n"
+        "            kwargs.pop('empty_permitted', None)\n"
+        "        return kwargs\n",
+    )
+    fp = parse(diff({"formsets.py": (FORMSET, after)})).files[0]
+    assert fp.hunks[0].lines[0].content.startswith("        index will be None")
+    syn = synthesize(post_view(base_view("formsets.py", [fp], None), fp))
+    assert syn.tree is not None
+    # Only the docstring's head is left out; every added line of code is analysed.
+    kept = {real for real in syn.real if real is not None}
+    assert set(fp.added) <= kept
+    assert syn.dropped <= set(range(9, 12))

@@ -217,8 +217,13 @@ def _repair(syn: Synthetic, segment: list[int], exc: SyntaxError) -> bool:
     first = segment.index(seg)
     last = len(segment) - 1 - segment[::-1].index(seg)
     opened = "never closed" in msg or "unexpected EOF" in msg or "unterminated" in msg
+    closing = _docstring_tail(syn, first, i)
     if opened and i > first and not any(_is_prose(ln) for ln in syn.lines[first:i]):
         drop = range(i, last + 1)  # an opening whose closing lies in the gap after it
+    elif closing is not None:
+        # The fragment starts inside a docstring: its closing quotes would open a string that
+        # swallows the code after them (the error is reported where that string ends).
+        drop = range(first, closing + 1)
     elif first > 0 and _opens_fragment(syn.lines, first, i):
         drop = range(first - 1, first)  # the previous fragment left a bracket or string open
     else:
@@ -233,6 +238,23 @@ def _repair(syn: Synthetic, segment: list[int], exc: SyntaxError) -> bool:
 
 
 _PROSE = re.compile(r"[A-Za-z]+ [A-Za-z]+ [A-Za-z]+")
+_TRIPLE = re.compile(r'"""|\'\'\'')
+
+
+def _docstring_tail(syn: Synthetic, first: int, i: int) -> int | None:
+    """The line (before i) that closes a docstring the fragment starting at `first` begins
+    inside: the first line with an odd number of triple quotes, after lines that are blank,
+    prose or no statement of their own ("form."); lines the repairs inserted are skipped."""
+    lines = syn.lines
+    for j in range(first, i):
+        if syn.real[j] is None:
+            continue
+        quotes = len(_TRIPLE.findall(lines[j]))
+        if quotes % 2:
+            return j
+        if quotes or (_starts_statement(lines[j]) and not _is_prose(lines[j])):
+            return None
+    return None
 
 
 def _is_prose(text: str) -> bool:
