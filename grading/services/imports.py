@@ -46,6 +46,9 @@ MAX_REPORTED_PROBLEMS = 200
 NO_PASSING = "0 passing attempts"
 MAX_LISTED = 10
 
+# The same service serves the command line and the API: name both ways to overwrite.
+_REPLACE_HINT = "to overwrite it, import again with --replace, or replace=true over the API"
+
 
 @dataclass
 class GroupResult:
@@ -291,7 +294,7 @@ def group_write(
         if not replace:
             raise _Conflict(
                 f"group for task {task.external_id!r} in {run.name!r} step {step.number} already "
-                "exists with different content (re-run with replace to overwrite it)"
+                f"exists with different content ({_REPLACE_HINT})"
             )
         existing.delete()
         outcome = "replaced"
@@ -347,8 +350,7 @@ def _task_for(record: GroupRecord, *, replace: bool) -> Task:
             return existing
         if not replace:
             raise _Conflict(
-                f"task {spec.external_id!r} already exists with different content "
-                "(re-run with replace to overwrite it)"
+                f"task {spec.external_id!r} already exists with different content ({_REPLACE_HINT})"
             )
     values = _task_values(spec)
     if existing is not None:

@@ -56,6 +56,8 @@ def test_conflicting_content_is_an_error_unless_replace_is_asked_for():
     changed = group(attempts=[attempt("a1", test_reward=0.0)])
     problems = failed_import(jsonl(changed))
     assert "already exists with different content" in problems[0]
+    # It names the way to overwrite on both the command line and the API.
+    assert "--replace" in problems[0] and "replace=true" in problems[0]
     assert Attempt.objects.filter(test_reward=1.0).count() == 1  # old content kept
 
     report = run_import(jsonl(changed), replace=True)
