@@ -156,7 +156,13 @@ def redacted_texts(*, patches: Iterable[Patch], redactor: Redactor) -> dict[str,
     keys = {sha: f"gagar-redacted:{redactor.digest}:{sha}" for sha in by_sha}
     found = cache.get_many(list(keys.values()))
     out = {sha: found[key] for sha, key in keys.items() if key in found}
-    fresh = {sha: redactor(by_sha[sha].text) for sha in by_sha if sha not in out}
+    todo = [by_sha[sha] for sha in by_sha if sha not in out]
+    # Patches read without their text (the review page's read) get it here, in one query.
+    deferred = {p.pk: p for p in todo if "content" in p.get_deferred_fields()}
+    if deferred:
+        for pk, content in Patch.objects.filter(pk__in=deferred).values_list("pk", "content"):
+            deferred[pk].content = content
+    fresh = {p.sha256: redactor(p.text) for p in todo}
     if fresh:
         cache.set_many({keys[sha]: text for sha, text in fresh.items()}, CACHE_SECONDS)
         out.update(fresh)
@@ -317,9 +323,10 @@ class HunkShare:
 
 
 def shared_hunks(
-    *, patches: dict[str, Patch | None], redactor: Redactor
+    *, patches: dict[str, Patch | None], redactor: Redactor, only: Iterable[str] | None = None
 ) -> dict[str, list[HunkShare]]:
-    """Per candidate, each hunk with how many of the group's candidates made the same change.
+    """Per candidate (the `only` tokens, else all), each hunk with how many of the group's
+    candidates made the same change.
 
     Computed and cached per patch content (not per candidate token), so every reviewer of the
     group shares one computation whatever their aliases and order.
@@ -349,12 +356,14 @@ def shared_hunks(
         cached = (len(sigs), by_sha)
         cache.set(key, cached, CACHE_SECONDS)
     total, by_sha = cached
+    wanted = set(patches) if only is None else set(only)
     return {
         tok: [
             HunkShare(path, line, round(share * total), total)
             for path, line, share in by_sha.get(p.sha256 if p is not None else "none", [])
         ]
         for tok, p in patches.items()
+        if tok in wanted
     }
 
 

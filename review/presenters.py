@@ -152,7 +152,7 @@ def candidate_fragments(
         diffs = rendered_diffs(
             patches={tok: patches[tok] for tok in missing}, redactor=redactor, task=task
         )
-        shares = shared_hunks(patches=patches, redactor=redactor)
+        shares = shared_hunks(patches=patches, redactor=redactor, only=missing)
         fresh = {}
         for tok in missing:
             files = diffs.get(tok, [])

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.cache import cache
 
 from tests._env import redis_url
 
@@ -48,3 +50,14 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> Iterator[None]:
+    """Every test starts with an empty cache: login and API throttle counts, and rendered
+    fragments, never carry over from the test before (whose ids a new test may reuse), so no
+    test's outcome depends on which tests ran before it in its worker. (The review caches are
+    keyed by content; that a warm cache serves what a cold one renders is tested on purpose,
+    e.g. tests/security/test_sentinel_blindness.py renders a group cold, then reads it warm.)"""
+    cache.clear()
+    yield

@@ -29,6 +29,7 @@ from grading.models import (
 )
 from grading.selectors.gate import grader_approval_state, grader_fit_version
 from grading.selectors.grader import grader_run_transcript
+from grading.selectors.synthetic import run_is_synthetic
 from grading.services.grader_runs import grader_runs_regrade
 
 SHOWN_CHARS = 6_000
@@ -166,7 +167,8 @@ def grade_again(admin_: Any, request: HttpRequest, queryset: QuerySet[GraderRun]
 @admin.register(GraderRun)
 class GraderRunAdmin(admin.ModelAdmin[GraderRun]):
     list_display = [
-        "id", "status", "group", "config", "replica", "source", "latency_s", "input_tokens",
+        "id", "status", "group", "synthetic", "config", "replica", "source", "latency_s",
+        "input_tokens",
         "output_tokens", "llm_calls", "tool_calls", "deliveries", "short_reason", "created_at",
     ]  # fmt: skip
     list_filter = ["status", "config", "has_source"]
@@ -193,6 +195,11 @@ class GraderRunAdmin(admin.ModelAdmin[GraderRun]):
         if obj.has_source is None:
             return "—"
         return "repository" if obj.has_source else "no source"
+
+    @admin.display(description="synthetic", boolean=True)
+    def synthetic(self, obj: GraderRun) -> bool:
+        # A run on a `demo --study` group grades demo data, never an agent's rollout.
+        return run_is_synthetic(obj.group.step.run)
 
     @admin.display(description="failure reason")
     def short_reason(self, obj: GraderRun) -> str:

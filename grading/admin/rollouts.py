@@ -24,6 +24,7 @@ from grading.models import (
     TrajectoryChunk,
 )
 from grading.selectors.rollouts import trajectory_events
+from grading.selectors.synthetic import run_is_synthetic
 
 PREVIEW_BYTES = 200_000
 PREVIEW_EVENTS = 200
@@ -56,8 +57,12 @@ class _Imported:
 
 @admin.register(Run)
 class RunAdmin(_Imported, admin.ModelAdmin[Run]):
-    list_display = ["name", "created_at", "step_count"]
+    list_display = ["name", "synthetic", "created_at", "step_count"]
     search_fields = ["name"]
+
+    @admin.display(description="synthetic", boolean=True)
+    def synthetic(self, obj: Run) -> bool:
+        return run_is_synthetic(obj)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Run]:
         return super().get_queryset(request).annotate(n_steps=Count("steps"))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import importlib
 import keyword
 import re
 import sys
@@ -343,10 +344,13 @@ class _Pass:
     replace: Callable[[re.Match[str]], str] | str
     anchors: tuple[str, ...] | None
 
-    def apply(self, text: str) -> str:
+    def apply(self, text: str, low: str | None = None) -> str:
+        """The rule applied to `text`; `low` is its lower-cased copy where the caller has it
+        (a redaction lower-cases once, and again only after a rule changed the text)."""
         if self.anchors is None:
             return self.pattern.sub(self.replace, text)
-        low = text.translate(_ASCII_LOWER)
+        if low is None:
+            low = text.translate(_ASCII_LOWER)
         starts: set[int] = set()
         for anchor in self.anchors:
             i = low.find(anchor)
@@ -372,6 +376,20 @@ class _Pass:
 def _runs_anchor(name: str) -> str:
     runs = _ALNUM_RUN.findall(name.translate(_ASCII_LOWER))
     return max(runs, key=len) if runs else name.translate(_ASCII_LOWER)
+
+
+# The separators `_SEP` allows between two runs of a name, and none.
+_SEPARATORS = ("", "-", "_", " ", ".", "/")
+
+
+def _flex_anchors(name: str) -> tuple[str, ...]:
+    """Strings one of which every match of the name's flexible pattern (`_flex`) contains:
+    its longest run; for a name of two runs whose longest is short ("x.ai", "o1-pro", whose
+    "ai" and "pro" are in every other line of code), each spelling of the pair instead."""
+    runs = _ALNUM_RUN.findall(name.translate(_ASCII_LOWER))
+    if len(runs) == 2 and max(len(r) for r in runs) <= 3:
+        return tuple(sep.join(runs) for sep in _SEPARATORS)
+    return (_runs_anchor(name),)
 
 
 _STRUCTURAL: tuple[_Pass, ...] = (
@@ -411,10 +429,11 @@ _STRUCTURAL: tuple[_Pass, ...] = (
 _CATALOGUE_ANCHORS = tuple(
     sorted(
         {
-            *(_runs_anchor(n) for n in (*cat.MODEL_STEMS, *cat.AGENTS)),
+            *(a for n in (*cat.MODEL_STEMS, *cat.AGENTS) for a in _flex_anchors(n)),
             *(n.translate(_ASCII_LOWER) for n in cat.VERSIONED_STEMS),
             *(d.translate(_ASCII_LOWER) for d in cat.MAIL_DOMAINS),
-            *(_runs_anchor(v) for v in (*cat.VENDORS, *_HUB_ORGS)),
+            # An organisation's words are matched literally (`_ORGS`): its longest word.
+            *(max(v.translate(_ASCII_LOWER).split(), key=len) for v in (*cat.VENDORS, *_HUB_ORGS)),
         }
     )
 )
@@ -426,6 +445,36 @@ _MAIL_HEADER_PASS = _Pass(
 _CATALOGUE_PASS = _Pass(_CATALOGUE, REDACTED, _CATALOGUE_ANCHORS)
 
 
+def _literal_anchor(source: str) -> str | None:
+    """The longest run of characters every match of the pattern `source` holds (its literals
+    outside any group, class or repetition), lower-cased; None without one of two or more."""
+    try:
+        # The standard library's own parser says which parts of a pattern are literal.
+        _parser = importlib.import_module("re._parser")
+        parsed = list(_parser.parse(source))
+        literal = _parser.LITERAL
+    except Exception:  # a private module: without it, no line filter
+        return None
+    best, run = "", ""
+    for op, arg in parsed:
+        if op is literal:
+            run += chr(arg)
+        else:
+            best, run = max(best, run, key=len), ""
+    best = max(best, run, key=len)
+    return best.translate(_ASCII_LOWER) if len(best) >= 2 else None
+
+
+# Agent file names match within a line, so they are looked for in the lines holding one of
+# these; None (the whole text) should some pattern have no literal.
+def _agent_file_anchors() -> tuple[str, ...] | None:
+    anchors = [_literal_anchor(p) for p in cat.AGENT_FILES]
+    return None if None in anchors else tuple(a for a in anchors if a is not None)
+
+
+_AGENT_FILE_ANCHORS = _agent_file_anchors()
+
+
 def _agent_files(text: str) -> str:
     numbers: dict[str, int] = {}
 
@@ -433,7 +482,8 @@ def _agent_files(text: str) -> str:
         n = numbers.setdefault(m.group(0), len(numbers) + 1)
         return AGENT_FILE.format(n=n)
 
-    return _AGENT_FILES.sub(number, text)
+    # The lines are rewritten in order, so the numbers go by first appearance in the text.
+    return _Pass(_AGENT_FILES, number, _AGENT_FILE_ANCHORS).apply(text)
 
 
 def is_agent_file(path: str) -> bool:
@@ -475,16 +525,18 @@ class Redactor:
         return done
 
     def _redact(self, text: str) -> str:
+        # Mail headers after the other detectors, before the names: a header is an identity
+        # mark when its value holds one of the catalogue's marks.
+        rules = (*_STRUCTURAL, _MAIL_HEADER_PASS, _CATALOGUE_PASS) if self.catalogue else ()
         if self.catalogue:
             text = _agent_files(text)
-            for rule in _STRUCTURAL:
-                text = rule.apply(text)
-            # Mail headers after the other detectors, before the names: a header is an
-            # identity mark when its value holds one of the catalogue's marks.
-            text = _MAIL_HEADER_PASS.apply(text)
-            text = _CATALOGUE_PASS.apply(text)
-        for rule in self.passes:
-            text = rule.apply(text)
+        # Lower-cased once for every rule's line filter, and again only after a rule changed
+        # the text (most rules find nothing to change).
+        low = text.translate(_ASCII_LOWER)
+        for rule in (*rules, *self.passes):
+            done = rule.apply(text, low)
+            if done != text:
+                text, low = done, done.translate(_ASCII_LOWER)
         return text
 
     def redact_obj(self, value: object) -> object:

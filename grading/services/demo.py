@@ -114,9 +114,15 @@ def sample_grade() -> SampleGrading:
     return SampleGrading(config.name, run.status, stored, False)
 
 
+def demo_accounts_path() -> Path:
+    """Where the demo accounts' passwords are kept: GAGAR_VAR_DIR (var/ by default)."""
+    return Path(settings.VAR_DIR) / "demo-accounts.json"
+
+
 def demo_accounts_ensure() -> list[DemoAccount]:
-    """Create the demo accounts once; their passwords live in var/ so they survive restarts."""
-    store = Path(settings.VAR_DIR) / "demo-accounts.json"
+    """Create the demo accounts once; their passwords live in GAGAR_VAR_DIR so they survive
+    restarts."""
+    store = demo_accounts_path()
     known: dict[str, str] = json.loads(store.read_text()) if store.exists() else {}
     model = get_user_model()
     accounts = []

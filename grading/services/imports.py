@@ -46,6 +46,9 @@ MAX_REPORTED_PROBLEMS = 200
 NO_PASSING = "0 passing attempts"
 MAX_LISTED = 10
 
+# The same service serves the command line and the API: name both ways to overwrite.
+_REPLACE_HINT = "to overwrite it, import again with --replace, or replace=true over the API"
+
 
 @dataclass
 class GroupResult:
@@ -291,7 +294,7 @@ def group_write(
         if not replace:
             raise _Conflict(
                 f"group for task {task.external_id!r} in {run.name!r} step {step.number} already "
-                "exists with different content (re-run with replace to overwrite it)"
+                f"exists with different content ({_REPLACE_HINT})"
             )
         existing.delete()
         outcome = "replaced"
@@ -336,13 +339,18 @@ def _task_for(record: GroupRecord, *, replace: bool) -> Task:
             )
         return existing
     spec = record.task
+    if existing is not None and not spec.repo_url and existing.repo_url:
+        # A record that does not say where the repository is (the project's sample file, whose
+        # copy `manage.py demo` imported with the local clone's path) is the stored task: its
+        # location is kept, so importing the file again is a no-op, not a conflict. Changed
+        # in place so the group's content hash (which covers its task's) agrees too.
+        spec.repo_url = existing.repo_url
     if existing is not None:
         if existing.content_hash == spec.content_hash:
             return existing
         if not replace:
             raise _Conflict(
-                f"task {spec.external_id!r} already exists with different content "
-                "(re-run with replace to overwrite it)"
+                f"task {spec.external_id!r} already exists with different content ({_REPLACE_HINT})"
             )
     values = _task_values(spec)
     if existing is not None:

@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from grading.models import GraderConfig, Run, Step, Task
+from grading.selectors.synthetic import synthetic_config_names, synthetic_run_names
 from review.models import Assignment, Campaign
 
 N_RESAMPLES = 2000
@@ -119,10 +120,14 @@ class FilterOptions:
     campaigns: list[tuple[int, str]]
     configs: list[tuple[int, str]]
     reviewers: list[tuple[int, str]]
+    # Marked "(synthetic)" in the pickers (grading.selectors.synthetic): runs made by
+    # `demo --study`, and configurations that graded their groups.
+    synthetic_runs: frozenset[str] = frozenset()
+    synthetic_configs: frozenset[str] = frozenset()
 
 
 def filter_options() -> FilterOptions:
-    """Choices for the filter form: six small queries, independent of the data size."""
+    """Choices for the filter form: eight small queries, independent of the data size."""
     user_model = get_user_model()
     reviewer_ids = Assignment.objects.values("reviewer_id")
     return FilterOptions(
@@ -136,6 +141,8 @@ def filter_options() -> FilterOptions:
             .order_by("username")
             .values_list("id", "username")
         ),
+        synthetic_runs=frozenset(synthetic_run_names()),
+        synthetic_configs=frozenset(synthetic_config_names()),
     )
 
 

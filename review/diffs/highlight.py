@@ -23,7 +23,7 @@ from pygments.styles import get_style_by_name
 from pygments.util import ClassNotFound
 
 from grading.domain.hostile_text import visible
-from review.diffs.lexing import LexCache, Lexed, Piece, css_class, lex_side
+from review.diffs.lexing import LexCache, Lexed, Piece, clear_fused, css_class, lex_side
 
 Ranges = Sequence[tuple[int, int]]
 
@@ -217,6 +217,8 @@ def lexed_side(lines: Sequence[str], path: str, *, cache: LexCache | None = None
 
 
 def clear_caches() -> None:
-    """Forget the lexer and class lookups (benchmarks measure a cold start)."""
+    """Forget the lexer and class lookups and the fused rules (benchmarks measure a cold
+    start)."""
     _lexer_for_name.cache_clear()
     css_class.cache_clear()
+    clear_fused()

@@ -10,7 +10,7 @@ expand buttons by `data-expand` and line numbers on rows (`data-o` old side, `da
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
@@ -90,19 +90,39 @@ def _row(row: Row, sides: SideHtml) -> str:
     )
 
 
-_FOLDED = re.compile(r'(<tbody class="d-collapsed" id="([^"]+)" hidden>)(.*?)(</tbody>)', re.S)
-_BODY = re.compile(r"<tbody[ >].*?</tbody>", re.S)
+# Opening tags; each body runs to the first "</tbody>" after it (our own markup: bodies never
+# nest, and escaped text holds no "<"). Found with str.find: a lazy `.*?</tbody>` steps through
+# the megabytes of a big diff's rows one character at a time.
+_FOLDED_OPEN = re.compile(r'<tbody class="d-collapsed" id="([^"]+)" hidden>')
+_BODY_OPEN = re.compile(r"<tbody[ >]")
+_BODY_CLOSE = "</tbody>"
 _COLS = re.compile(r"<colgroup>.*?</colgroup>", re.S)
 # Rows per part of a table on the review page: a screen shows about 45 rows, and the browser
 # lays out a part that is near the screen whole (tens of rows, not a file's hundreds).
 PART_ROWS = 24
 
 
+def _bodies(html: str, opening: re.Pattern[str]) -> Iterator[tuple[re.Match[str], int]]:
+    """Each body `opening` starts: its opening tag's match and where its "</tbody>" starts."""
+    pos = 0
+    while (m := opening.search(html, pos)) is not None:
+        close = html.find(_BODY_CLOSE, m.end())
+        if close < 0:
+            return
+        yield m, close
+        pos = close + len(_BODY_CLOSE)
+
+
 def lean_html(html: str) -> str:
     """The table as the review page sends it: without its folded rows (empty `d-collapsed`
     bodies stay, for the rows fetched when the reviewer expands them: most of a big diff's
     bytes are unchanged context), and in parts (`parted`)."""
-    return parted(_FOLDED.sub(r"\1\4", html))
+    out, done = [], 0
+    for m, close in _bodies(html, _FOLDED_OPEN):
+        out.append(html[done : m.end()])
+        done = close
+    out.append(html[done:])
+    return parted("".join(out))
 
 
 def parted(html: str) -> str:
@@ -113,15 +133,15 @@ def parted(html: str) -> str:
     first part keeps the table's id, data attributes and title; the others repeat its columns.
     A folded body stays in the part of the expander before it (expand.js looks in one table),
     and no body is cut: a change block stays whole."""
-    bodies = list(_BODY.finditer(html))
+    bodies = [(m.start(), close + len(_BODY_CLOSE)) for m, close in _bodies(html, _BODY_OPEN)]
     cols = _COLS.search(html)
     if len(bodies) < 2 or cols is None:
         return html
-    head, tail = html[: bodies[0].start()], html[bodies[-1].end() :]
+    head, tail = html[: bodies[0][0]], html[bodies[-1][1] :]
     parts: list[list[str]] = [[]]
     rows = [0]
-    for body in bodies:
-        text = body.group()
+    for start, end in bodies:
+        text = html[start:end]
         if rows[-1] >= PART_ROWS and not text.startswith('<tbody class="d-collapsed"'):
             parts.append([])
             rows.append(0)
@@ -142,9 +162,9 @@ def parted(html: str) -> str:
 
 def folded_rows(html: str, block: str) -> str | None:
     """The rows of one folded block (`data-expand` id) of a table, or None."""
-    for m in _FOLDED.finditer(html):
-        if m.group(2) == block:
-            return m.group(3)
+    for m, close in _bodies(html, _FOLDED_OPEN):
+        if m.group(1) == block:
+            return html[m.end() : close]
     return None
 
 

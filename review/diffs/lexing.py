@@ -119,6 +119,106 @@ def _transition(statestack: list[str], new_state: Any) -> None:
         raise ValueError(f"wrong state def: {new_state!r}")
 
 
+class _FusedStates(dict[str, "_Fused | None"]):
+    """One lexer class's states, each with its rules fused (`_fused`) or None, on first use."""
+
+    def __init__(self, tokendefs: Mapping[str, Sequence[tuple[Any, Any, Any]]]) -> None:
+        super().__init__()
+        self.tokendefs = tokendefs
+
+    def __missing__(self, state: str) -> _Fused | None:
+        fused = self[state] = _fused(self.tokendefs[state])
+        return fused
+
+
+# Per lexer class (a class's rules never change). Cleared with the other lexer caches
+# (highlight.clear_caches), so a benchmark's cold start fuses them again.
+_FUSED: dict[type, _FusedStates] = {}
+# A backreference, a named-group reference or a conditional on a group: their group numbers
+# or names would change inside the fused pattern.
+_GROUP_REFERENCE = re.compile(r"\\[1-9]|\\g<|\(\?P=|\(\?\(")
+# A pattern's own global flags ("(?i)…"), allowed only at the start of a whole pattern: inside
+# the fused one they become the rule's scoped flags.
+_GLOBAL_FLAGS = re.compile(r"\A(?:\(\?[aiLmsux]+\))+")
+_FLAG_LETTERS = ((re.ASCII, "a"), (re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
+
+
+def _scoped(pattern: re.Pattern[str]) -> str | None:
+    """The rule's pattern with its flags (the lexer's and its own) scoped to it, or None
+    where they cannot be (verbose patterns: `x` changes how the text itself reads)."""
+    if pattern.flags & re.VERBOSE:
+        return None
+    letters = "".join(letter for flag, letter in _FLAG_LETTERS if pattern.flags & flag)
+    return f"(?{letters}:{_GLOBAL_FLAGS.sub('', pattern.pattern)})"
+
+
+@dataclass(frozen=True, slots=True)
+class _Fused:
+    """One state's rules as one compiled alternation, each rule inside its own group, and
+    the rule (regex, action, new state) by the number of the group that matched."""
+
+    match: Callable[[str, int], re.Match[str] | None]
+    rules: dict[int, tuple[Any, Any, Any]]
+
+
+def _fused(rules: Sequence[tuple[Any, Any, Any]]) -> _Fused | None:
+    """The state's rules as one regex: `(r1)|(r2)|…` matched at a position tries r1, then r2,
+    … and takes the first alternative that matches, as Pygments' loop tries the rules in
+    order and takes the first match, so the match (its end and text) is the same; one call
+    into the regex engine replaces one Python call per rule tried, which is most of the time
+    lexing takes. The outer group of the winning rule is the last to close, so `lastindex`
+    names it; each rule keeps its own flags, scoped to it. None (the rules are tried one by
+    one, as Pygments does) where a rule refers to its own groups by number or name, or its
+    pattern does not fuse."""
+    fused: _Fused | None = None
+    patterns: list[re.Pattern[str]] = []
+    for rexmatch, _action, _new_state in rules:
+        pattern = getattr(rexmatch, "__self__", None)
+        if not isinstance(pattern, re.Pattern) or not isinstance(pattern.pattern, str):
+            break
+        if _GROUP_REFERENCE.search(pattern.pattern):
+            break
+        patterns.append(pattern)
+    scoped = [_scoped(p) for p in patterns]
+    if rules and len(patterns) == len(rules) and None not in scoped:
+        parts, by_group, group = [], {}, 1
+        for pattern, body, rule in zip(patterns, scoped, rules, strict=True):
+            parts.append(f"({body})")
+            by_group[group] = rule
+            group += 1 + pattern.groups
+        try:
+            compiled = re.compile("|".join(parts))
+        except re.error:
+            compiled = None
+        if compiled is not None and compiled.groups == group - 1:
+            fused = _Fused(compiled.match, by_group)
+    return fused
+
+
+def clear_fused() -> None:
+    """Forget the fused rules (benchmarks measure a cold start)."""
+    _FUSED.clear()
+
+
+def fused_states(lexer: RegexLexer) -> _FusedStates:
+    """The lexer's states with their fused rules (see `_fused`)."""
+    table = _FUSED.get(type(lexer))
+    if table is None:
+        table = _FUSED[type(lexer)] = _FusedStates(getattr(lexer, "_tokens"))  # noqa: B009
+    return table
+
+
+def _one_by_one(
+    rules: Sequence[tuple[Any, Any, Any]], text: str, pos: int
+) -> tuple[re.Match[str] | None, tuple[Any, Any, Any] | None]:
+    """The first of the state's rules that matches at `pos`, tried as Pygments does."""
+    for rule in rules:
+        m = rule[0](text, pos)
+        if m:
+            return m, rule
+    return None, None
+
+
 def _regex_run(
     lexer: RegexLexer,
     text: str,
@@ -130,40 +230,53 @@ def _regex_run(
     """Pygments' `RegexLexer.get_tokens_unprocessed` loop (2.x, the same steps), from `pos`
     in state `stack`, noting the stack at every line start it reaches between tokens.
 
+    Each state's rules are tried as one fused regex where they fuse (`_fused`: the same
+    first matching rule, found in one call), else one by one as Pygments does.
+
     `stop(line, stack)` is asked at each such line start after `pos` and ends the run there.
     Returns the tokens, the noted stacks by line index, and the line it stopped at (None: the
     end of the text).
     """
     tokendefs: Any = getattr(lexer, "_tokens")  # noqa: B009 (set by RegexLexerMeta, untyped)
+    table = fused_states(lexer)
     statestack = list(stack)
     statetokens = tokendefs[statestack[-1]]
+    fused = table[statestack[-1]]
     tokens: list[tuple[_TokenType, str]] = []
+    append = tokens.append
     states: dict[int, State] = {}
     end, last = len(text), pos
     k = bisect_right(starts, pos)
     while True:
-        for rexmatch, action, new_state in statetokens:
-            m = rexmatch(text, pos)
-            if m:
-                if action is not None:
-                    if type(action) is _TokenType:
-                        tokens.append((action, m.group()))
-                    else:
-                        tokens.extend((t, v) for _, t, v in action(lexer, m))
-                pos = m.end()
-                if new_state is not None:
-                    _transition(statestack, new_state)
-                    statetokens = tokendefs[statestack[-1]]
-                break
+        if fused is not None:
+            m = fused.match(text, pos)
+            rule = None if m is None else fused.rules[m.lastindex or 0]
+        else:
+            m, rule = _one_by_one(statetokens, text, pos)
+        if m is not None and rule is not None:
+            rexmatch, action, new_state = rule
+            if action is not None:
+                if type(action) is _TokenType:
+                    append((action, m.group()))
+                else:
+                    # A callback reads the rule's own groups: its own match (the same one).
+                    own = m if fused is None else rexmatch(text, pos)
+                    tokens.extend((t, v) for _, t, v in action(lexer, own))
+            pos = m.end()
+            if new_state is not None:
+                _transition(statestack, new_state)
+                statetokens = tokendefs[statestack[-1]]
+                fused = table[statestack[-1]]
         else:
             if pos >= end:
                 break
             if text[pos] == "\n":
                 statestack = ["root"]
                 statetokens = tokendefs["root"]
-                tokens.append((Whitespace, "\n"))
+                fused = table["root"]
+                append((Whitespace, "\n"))
             else:
-                tokens.append((Error, text[pos]))
+                append((Error, text[pos]))
             pos += 1
         # A line starts where the last token ended with a line break (every line but the
         # first follows one). Noted once, on arrival: an empty match (`default(...)`) may move

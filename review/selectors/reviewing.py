@@ -155,13 +155,20 @@ def _sentinel_owed(campaign: Campaign, reviewer: User) -> int:
 
 
 def assignment_for_reviewer(*, assignment_id: int, reviewer: User) -> Assignment | None:
-    """The review page's one big read: constant query count in candidates and files."""
+    """The review page's one big read: constant query count in candidates and files.
+
+    The patches come without their text: every request of the page (each tab's panel, each
+    autosave and heartbeat) reads this, and the rendered pages are cached by the patches'
+    hashes; what renders a patch afresh loads the texts it needs in one query
+    (`review.blinded_cache.redacted_texts`)."""
     qs = Assignment.objects.filter(pk=assignment_id, reviewer=reviewer).select_related(
         "campaign", "group__task", "group__step__run"
     )
-    candidates = Candidate.objects.select_related(
-        "attempt__patch", "attempt__trajectory", "label"
-    ).order_by("position")
+    candidates = (
+        Candidate.objects.select_related("attempt__patch", "attempt__trajectory", "label")
+        .defer("attempt__patch__content")
+        .order_by("position")
+    )
     qs = qs.prefetch_related(
         Prefetch("candidates", queryset=candidates),
         Prefetch("candidates__fix_requests", queryset=FixRequest.objects.order_by("created_at")),

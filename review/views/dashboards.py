@@ -19,11 +19,7 @@ from django.views.decorators.http import require_GET
 from gagar_site.access import staff_required
 from grading.domain.hostile_text import csv_cell
 from grading.selectors.gate import grader_gate_overview
-from grading.selectors.synthetic import (
-    synthetic_config_names,
-    synthetic_group_count,
-    synthetic_run_names,
-)
+from grading.selectors.synthetic import synthetic_config_names, synthetic_group_count
 from grading.services.exports import FORMATS
 from review.analytics.archive import export_archive
 from review.analytics.audit import HUMANS
@@ -141,13 +137,15 @@ def _audit_params(request: HttpRequest) -> SnapshotParams | None:
 def audit(request: HttpRequest) -> HttpResponse:
     params = _audit_params(request)
     a, b = request.GET.get("a", ""), request.GET.get("b", "")
-    synthetic_runs = synthetic_run_names()
+    options = filter_options()
+    synthetic_runs = options.synthetic_runs
     # A side is a run or "run@step": synthetic when its run is (grading.selectors.synthetic).
     sides = [(s, s.partition("@")[0] in synthetic_runs) for s in audit_sides()]
     context: dict[str, Any] = {
         "sides": sides,
         "synthetic_sides": [s for s in (a, b) if s and s.partition("@")[0] in synthetic_runs],
-        "configs": filter_options().configs,
+        "configs": options.configs,
+        "synthetic_configs": options.synthetic_configs,
         "a": a,
         "b": b,
         "source": request.GET.get("source", HUMANS),

@@ -123,11 +123,12 @@ def panel(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
     page script to insert when its tab is opened: the same template and blinded content the
     page would have shown for it."""
     assignment = own_assignment(request, assignment_id)
-    candidate = own_candidate(assignment, token)
-    context = candidate_context(
-        assignment=assignment, candidates=list(assignment.candidates.all()), loaded={token}
-    )
-    context["p"] = next(p for p in context["panels"] if p.token == candidate.token)
+    # The assignment's own candidates, already read with it (no second read of the candidate).
+    candidates = list(assignment.candidates.all())
+    if not any(c.token == token for c in candidates):
+        raise Http404("No such candidate.")
+    context = candidate_context(assignment=assignment, candidates=candidates, loaded={token})
+    context["p"] = next(p for p in context["panels"] if p.token == token)
     return _spliced(request, "review/_panel.html", context)
 
 

@@ -17,7 +17,7 @@ from django.core.management import call_command
 
 from grading.models import GraderRun, Group, GroupAdvantages, Run
 from grading.selectors.synthetic import synthetic_group_count
-from grading.services.demo import SAMPLE_GROUP
+from grading.services.demo import SAMPLE_GROUP, SAMPLE_RUN
 from review.models import Assignment, Campaign, FixRequest, Label, StatsSnapshot
 from review.models.reviewing import CRITERIA
 from review.selectors.reviewing import reviewer_queue
@@ -65,6 +65,9 @@ def test_it_opens_a_campaign_for_the_demo_reviewers_and_stores_the_sample_advant
     assert "Sample data: 1 group created" in out
     assert "groups created" not in out
     assert "manage.py demo --study" in out  # the hint
+    # The passwords are where GAGAR_VAR_DIR says, and the command says so.
+    assert f"Accounts (kept in {var_dir / 'demo-accounts.json'}):" in out
+    assert (var_dir / "demo-accounts.json").is_file()
     group = Group.objects.get(external_id=SAMPLE_GROUP)
     assert GraderRun.objects.get(group=group).status == GraderRun.Status.SUCCEEDED
     advantages = GroupAdvantages.objects.get(group=group)
@@ -240,6 +243,23 @@ def check_every_dashboard_chart_has_data_and_the_pages_say_synthetic(client) -> 
     assert consistency["all reviewers"]["n_flips"] > 0
     assert consistency["all reviewers"]["rank_concordance"] is not None
 
+    # The pickers mark the synthetic run and the configurations that graded its groups (the
+    # values sent stay the names), not the sample's run or grader.
+    sample_config = GraderRun.objects.get(group__external_id=SAMPLE_GROUP).config.name
+    marked = f'<option value="{STUDY_RUN}">{STUDY_RUN} (synthetic)</option>'
+    export = client.get("/dashboards/export").content.decode()
+    assert marked in body and marked in export
+    assert f'<option value="{SAMPLE_RUN}">{SAMPLE_RUN}</option>' in body
+    for rater, _ in GRADERS:
+        assert f">{rater.name} (synthetic)</option>" in body
+    assert f">{sample_config}</option>" in body
+    audit = client.get("/dashboards/audit").content.decode()
+    assert f"grader {GRADERS[0][0].name} (weighted score) (synthetic)</option>" in audit
+    assert f"grader {sample_config} (weighted score)</option>" in audit
+    # So do the admin's lists of grader runs and of runs.
+    for url in ("/admin/grading/graderrun/", "/admin/grading/run/"):
+        listed = client.get(url).content.decode()
+        assert "column-synthetic" in listed and 'alt="True"' in listed and 'alt="False"' in listed
     for url in ("/review/staff/", "/dashboards/export", "/dashboards/gate"):
         assert "synthetic-badge" in client.get(url).content.decode(), url
     # The gate badges the synthetic configurations' rows, not the sample's grader.
@@ -247,7 +267,6 @@ def check_every_dashboard_chart_has_data_and_the_pages_say_synthetic(client) -> 
     for rater, _ in GRADERS:
         row = gate.split(f'<tr data-config="{rater.name}">', 1)[1].split("</tr>", 1)[0]
         assert "synthetic-badge" in row, row
-    sample_config = GraderRun.objects.get(group__external_id=SAMPLE_GROUP).config.name
     row = gate.split(f'<tr data-config="{sample_config}">', 1)[1].split("</tr>", 1)[0]
     assert "synthetic-badge" not in row, row
     # The audit page says so when a side is synthetic, and only then.

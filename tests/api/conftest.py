@@ -29,14 +29,6 @@ def full(api_for: Callable[..., APIClient]) -> APIClient:
     return api_for("submit", "read", "export")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_rate_counts() -> None:
-    # Throttle counts live in the cache under the token's id, which a new test may reuse.
-    from django.core.cache import cache
-
-    cache.clear()
-
-
 @pytest.fixture
 def token(db: None) -> str:
     user = ServiceAccountFactory.create(username="generated-loop")

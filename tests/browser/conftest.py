@@ -119,3 +119,19 @@ SWITCHED = "() => !document.getElementById('rv').hasAttribute('data-switching')"
 
 def switched(page) -> None:
     page.wait_for_function(SWITCHED)
+
+
+def expand_first(scope) -> bool:
+    """Open the first collapsed context in `scope` (a locator) and wait until its rows are
+    shown: on the review page they are fetched first, and clicking a row before they arrive
+    may land on one the insertion then moves. False if there is none to open."""
+    button = scope.locator("button.d-expand").first
+    if not button.count():
+        return False
+    # Held by handle: once opened, the button is gone and `.first` names the next one.
+    handle = button.element_handle()
+    block = handle.get_attribute("data-expand")
+    table = handle.evaluate_handle("(b) => b.closest('table')").as_element()
+    handle.click()
+    table.wait_for_selector(f'tbody[id="{block}"]:not([hidden])', state="attached")
+    return True

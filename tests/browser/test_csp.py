@@ -17,7 +17,7 @@ from grading.services.grader_runs import (
     grader_runs_request,
 )
 from review.services.campaigns import campaign_create
-from tests.browser.conftest import login, switched
+from tests.browser.conftest import expand_first, login, switched
 from tests.factories import StaffFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -105,10 +105,9 @@ def test_reviewer_pages_and_interactions_raise_no_csp_violation(
     watch.collect()
     review_url = page.url
 
-    expand = page.locator(".rv-panel.is-current button.d-expand").first
-    assert expand.count() == 1, "the sample diff has collapsed context to expand"
-    expand.click()
-    page.wait_for_timeout(200)
+    # The folded rows are fetched: collected once they are in (a fixed pause could end first).
+    opened = expand_first(page.locator(".rv-panel.is-current"))
+    assert opened, "the sample diff has collapsed context to expand"
     watch.collect()
     page.keyboard.press("?")
     assert page.locator("#rv-help").is_visible()
@@ -125,7 +124,10 @@ def test_reviewer_pages_and_interactions_raise_no_csp_violation(
     page.wait_for_selector(".rv-panel.is-current .rv-event")
     watch.collect()
     page.keyboard.press("1")  # a tier: autosave round trip
-    page.wait_for_timeout(500)
+    page.wait_for_function(
+        "() => document.querySelector('.rv-panel.is-current .rv-save-status')"
+        ".textContent.startsWith('Saved')"
+    )
     watch.collect()
     watch.visit(review_url.split("#")[0] + "compare")
     # The first visible one: a file only one candidate changes is listed folded (<details>).

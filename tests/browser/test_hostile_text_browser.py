@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from grading.models import Attempt, Trajectory
-from tests.browser.conftest import login
+from tests.browser.conftest import login, switched
 from tests.security.hostile_text import ANSI_TEST_OUTPUT, SHOWN_TEXT_JS, hostile_text_world, raw_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -34,6 +34,9 @@ def test_hostile_text_reaches_no_page_raw(browser: Any, server_url: str, artifac
     page.wait_for_selector(".rv-panel.is-current")
     for tab in page.locator(".rv-tab").all():
         tab.click()
+        # Until the candidate has arrived the current panel is the previous one: its details
+        # would be toggled shut instead.
+        switched(page)
         panel = page.locator(".rv-panel.is-current")
         panel.locator("details.rv-tests summary").click()
         panel.locator("details.rv-traj summary").click()

@@ -10,7 +10,7 @@ from grading.models import Group
 from grading.services.demo import sample_load
 from review.models import Assignment, FixRequest, Label
 from review.services.campaigns import campaign_create
-from tests.browser.conftest import login, switched
+from tests.browser.conftest import expand_first, login, switched
 from tests.factories import StaffFactory, UserFactory
 from tests.review.blind import forbidden_strings, grader_verdict_for, leaks, make_ids_distinctive
 
@@ -168,9 +168,7 @@ def test_two_reviewers_complete_a_blind_review(browser, server_url, artifacts, s
         switched(page)
         panel = page.locator(".rv-panel.is-current")
         if i == 0:
-            expand = panel.locator("button.d-expand").first
-            if expand.count():
-                expand.click()
+            expand_first(panel)
             # A new-side line number opens the fix form on that line.
             panel.locator("tr[data-n] > td.d-ln:nth-child(3)").first.click()
             panel.locator(".rv-fix-form textarea").fill("Please add a test for this")

@@ -17,7 +17,14 @@ from hypothesis import strategies as st
 from review.diffs import Lexed, RenderOptions, parse_patch, render_file, render_patch
 from review.diffs.highlight import lexer_for
 from review.diffs.layout import Row, rows_from_hunks
-from review.diffs.lexing import LEX_STATS, _readable, css_class, lex_against, lex_side
+from review.diffs.lexing import (
+    LEX_STATS,
+    _readable,
+    css_class,
+    fused_states,
+    lex_against,
+    lex_side,
+)
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
@@ -199,3 +206,45 @@ def test_it_renders_the_same_without_highlighting_state() -> None:
         options=RenderOptions(highlight_max_lines=0),
     )
     assert not out.highlighted and not store.data and LEX_STATS["sides"] == 0
+
+
+# Each state's rules are fused into one regex (lexing._fused): the same first matching rule,
+# found in one call. Texts made of many languages' delimiters, so that every state is entered.
+PIECES = [
+    '"', "'", "`", '"""', "'''", "/*", "*/", "//", "#", "<", ">", "</", "/>", "{", "}", "(",
+    ")", "[", "]", "\n", " ", "\t", "x", "Foo", "1", "0x1f", "1.5e3", "if", "def", "class",
+    "fn", "let", "$", "${", "@", "\\", "<!--", "-->", "<script>", "</script>", "<style>",
+    "=", ";", ":", "::", "r\"", "f\"", "b'", "%", "-", "+", "*", "|", "&&", "?", "!", ".",
+    ",", "end", "do", "\\n", "=>", "<<EOF", "EOF", "---", "- ", "key: ", "[section]", "```",
+]  # fmt: skip
+LEXED_PATHS = [
+    "x.py", "x.js", "x.ts", "x.tsx", "x.go", "x.rs", "x.java", "x.kt", "x.rb", "x.php",
+    "x.html", "x.css", "x.scss", "x.json", "x.yaml", "x.toml", "x.ini", "x.sh", "x.sql",
+    "x.md", "x.rst", "x.xml", "x.lua", "x.swift", "x.scala", "x.hs", "x.ex", "x.pl",
+    "Makefile", "Dockerfile", "x.cfg", "x.proto", "x.tex", "x.vue", "x.r", "x.jl",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(LEXED_PATHS),
+    st.lists(st.sampled_from(PIECES), min_size=1, max_size=80),
+)
+def test_the_fused_rules_lex_as_pygments_does(path: str, pieces: list[str]) -> None:
+    lines = "".join(pieces).split("\n")
+    lexer = lexer_for(path)
+    if not _readable(lexer):
+        return
+    assert list(lex_side(lexer, lines).lines) == _pygments_lines(path, lines)
+
+
+def test_most_states_of_common_lexers_fuse() -> None:
+    # The fused regex is what makes lexing faster than Pygments' own loop: a lexer whose
+    # states stopped fusing (a Pygments upgrade) would still be right, only slower.
+    for path in ("x.py", "x.js", "x.ts", "x.html", "x.css", "x.go", "x.rs", "x.java"):
+        lexer = lexer_for(path)
+        assert _readable(lexer), path
+        tokendefs = lexer._tokens  # type: ignore[attr-defined]
+        table = fused_states(lexer)  # type: ignore[arg-type]
+        fused = [table[state] is not None for state in tokendefs]
+        assert sum(fused) >= 0.8 * len(fused), path

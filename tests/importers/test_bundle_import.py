@@ -8,7 +8,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from grading.models import Attempt, Group, Patch, PatchFile, Task, Trajectory
+from grading.sample.build import GROUP_FILE
 from grading.selectors.rollouts import trajectory_events
+from grading.services.demo import sample_load
 from grading.services.imports import ImportFailedError, groups_import
 from grading.services.sources import bundle_records
 from tests.importers.helpers import PATCH, attempt, group, jsonl
@@ -54,6 +56,8 @@ def test_conflicting_content_is_an_error_unless_replace_is_asked_for():
     changed = group(attempts=[attempt("a1", test_reward=0.0)])
     problems = failed_import(jsonl(changed))
     assert "already exists with different content" in problems[0]
+    # It names the way to overwrite on both the command line and the API.
+    assert "--replace" in problems[0] and "replace=true" in problems[0]
     assert Attempt.objects.filter(test_reward=1.0).count() == 1  # old content kept
 
     report = run_import(jsonl(changed), replace=True)
@@ -248,6 +252,25 @@ def test_the_command_prints_a_summary_and_fails_loudly(tmp_path, capsys):
 
     with pytest.raises(CommandError, match="no such file"):
         call_command("import", "bundle", str(tmp_path / "nope.jsonl"))
+
+
+def test_the_sample_file_imported_again_after_the_demo_is_a_no_op(capsys):
+    # `./dev up` imports the sample with the local clone as its repository; the committed
+    # file names none. The same task, so importing the file again changes nothing.
+    sample_load(grade=False)
+    task = Task.objects.get()
+    where, content = task.repo_url, task.content_hash
+    assert where
+    call_command("import", "bundle", str(GROUP_FILE), "--no-progress")
+    assert (
+        "0 groups created, 1 unchanged, 0 replaced, 0 attempts written" in capsys.readouterr().out
+    )
+    task.refresh_from_db()
+    assert (task.repo_url, task.content_hash) == (where, content)
+    # A task that differs in anything else is still a conflict.
+    record = json.loads(GROUP_FILE.read_text())
+    record["task"]["problem_statement"] += " (edited)"
+    assert "already exists with different content" in " ".join(failed_import(jsonl(record)))
 
 
 @pytest.mark.slow

@@ -3,17 +3,8 @@ from __future__ import annotations
 import socket
 
 import pytest
-from django.core.cache import cache
 
 from tests.factories import StaffFactory, UserFactory
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    # Login failure counters live in the cache; one test's lock must not leak into the next.
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture(autouse=True)

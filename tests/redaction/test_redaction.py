@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grading.domain import redaction
 from grading.domain.identity_catalogue import CATALOGUE_VERSION
 from grading.domain.redaction import (
     REDACTED,
@@ -247,3 +248,14 @@ def test_a_remembered_string_redacts_as_a_fresh_redactor_would(texts: list[str])
         first = warm(text)
         assert warm(text) == first == build_redactor(REALISTIC_NAMES)(text)
     assert warm("I'm swe-agent.") == f"I'm {REDACTED}."
+
+
+def test_agent_files_are_numbered_by_first_appearance_across_lines():
+    # Looked for line by line (in the lines holding one of the patterns' literals), numbered
+    # over the whole text as before.
+    redact = build_redactor([])
+    text = "see CLAUDE.md\nx = 1\nand .cursorrules, then CLAUDE.md again\nrun.traj\n"
+    assert redact(text) == (
+        "see agent-file-1\nx = 1\nand agent-file-2, then agent-file-1 again\nagent-file-3\n"
+    )
+    assert redaction._AGENT_FILE_ANCHORS is not None  # every pattern has a literal to look for

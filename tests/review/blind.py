@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import connection
+from django.db.models import Model
 
 from grading.models import Attempt, GraderConfig, GraderRun, Group, Run
 from review.models.reviewing import CRITERIA
@@ -16,18 +17,22 @@ GRADER_RATIONALE = "GRADER-RATIONALE-4c2e"
 def make_ids_distinctive() -> None:
     """Push the attempt and run id sequences to numbers no page would show by accident."""
     for model, base in ((Attempt, ATTEMPT_PK_BASE), (Run, RUN_PK_BASE)):
-        table = model._meta.db_table
-        with connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
+        sequence_set(model, base)
+
+
+def sequence_set(model: type[Model], last: int) -> None:
+    """The next row of `model` gets id `last` + 1 (PostgreSQL's sequence, SQLite's
+    AUTOINCREMENT counter)."""
+    table = model._meta.db_table
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), %s)", [last])
+        else:
+            cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = %s", [last, table])
+            if cursor.rowcount == 0:
                 cursor.execute(
-                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), %s)", [base]
+                    "INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [table, last]
                 )
-            else:
-                cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = %s", [base, table])
-                if cursor.rowcount == 0:
-                    cursor.execute(
-                        "INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [table, base]
-                    )
 
 
 def grader_verdict_for(group: Group) -> GraderRun:

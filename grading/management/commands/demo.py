@@ -9,7 +9,12 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
-from grading.services.demo import demo_accounts_ensure, sample_grade, sample_load
+from grading.services.demo import (
+    demo_accounts_ensure,
+    demo_accounts_path,
+    sample_grade,
+    sample_load,
+)
 from review.services.demo import (
     DEMO_CAMPAIGN,
     STUDY_CAMPAIGN,
@@ -78,7 +83,7 @@ class Command(BaseCommand):
         if options["study"]:
             study = study_build(also_reviewers=reviewers)
             self.stdout.write(f"{study.summary()} (campaign “{STUDY_CAMPAIGN}”)")
-        self.stdout.write("Accounts (kept in var/demo-accounts.json):")
+        self.stdout.write(f"Accounts (kept in {demo_accounts_path()}):")
         for account in accounts:
             role = "staff/admin" if account.is_staff else "reviewer"
             self.stdout.write(f"  {account.username:<10} {account.password:<14} {role}")
