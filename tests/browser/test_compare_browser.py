@@ -62,8 +62,10 @@ def test_compare_shows_the_diff_between_two_post_patch_versions(browser, server_
             highlighted: table.querySelectorAll('td.d-code span[class]').length,
             intraline: table.querySelectorAll('.d-chg').length,
             changedRows: table.querySelectorAll('tr.d-replace, tr.d-insert, tr.d-delete').length,
-            leftTint: getComputedStyle(
-              table.querySelector('td.d-code.del') || table).backgroundColor,
+            tints: ['del', 'ins'].map((side) => {
+              const cell = table.querySelector('td.d-code.' + side);
+              return cell ? getComputedStyle(cell).backgroundColor : null;
+            }),
             fits: box.right <= document.documentElement.clientWidth + 1,
             hunksOnly: !!document.getElementById('rv-compare-hunks-only'),
           };
@@ -74,7 +76,12 @@ def test_compare_shows_the_diff_between_two_post_patch_versions(browser, server_
     assert f"Candidate {a.alias}" in seen["heads"] and f"Candidate {b.alias}" in seen["heads"]
     assert seen["highlighted"] > 0 and seen["changedRows"] > 0
     assert seen["fits"] and not seen["hunksOnly"]
-    assert seen["leftTint"] in ("rgb(232, 240, 254)", "rgba(0, 0, 0, 0)")
+    # A's side and B's side are tinted as two versions (blue, amber), not as a deletion and an
+    # insertion (red, green). Which sides the first file's rows have depends on the pair drawn:
+    # an insertion-only file has no cell on A's side to look at.
+    left, right = seen["tints"]
+    assert left is not None or right is not None
+    assert left in (None, "rgb(232, 240, 254)") and right in (None, "rgb(255, 244, 214)")
     page.screenshot(path=str(artifacts / "compare-1280.png"), full_page=True)
     # Collapsed context opens in place, and a one-sided file's own diff opens on demand.
     expander = page.locator(".rv-compare-pair button.d-expand").first
