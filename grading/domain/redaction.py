@@ -341,13 +341,23 @@ def _sub_config(m: re.Match[str]) -> str:
     return m.group(0)
 
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+# The line filters look for lower-case ASCII anchors in a copy of the text folded character
+# for character (so that a position in it is the same position in the text). The rules match
+# case-insensitively by Unicode's rules, under which four characters outside ASCII are an ASCII
+# letter: İ (U+0130) and dotless ı (U+0131) match i, long ſ (U+017F) matches s and the Kelvin
+# sign K (U+212A) matches k. They are folded to that letter too, or "ſonnet" and "Kimi" would
+# be matched by a rule but never reach it. (A test checks this list against the regex engine.)
+# Text in ASCII still takes str.translate's fast path.
+_FOLD = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZ\u0130\u0131\u017f\u212a", "abcdefghijklmnopqrstuvwxyziisk"
+)
 
 
 @dataclass(frozen=True)
 class _Pass:
     """One rule applied to the lines holding one of its `anchors` (lower-case ASCII strings,
-    one of which every match contains), or to the whole text when `anchors` is None.
+    one of which every match contains, once folded by `_FOLD`), or to the whole text when
+    `anchors` is None.
 
     Every rule matches within a line, so filtering lines by a plain substring search keeps a
     5 MB patch to a fraction of a second where the bare alternation would take many seconds.
@@ -358,12 +368,12 @@ class _Pass:
     anchors: tuple[str, ...] | None
 
     def apply(self, text: str, low: str | None = None) -> str:
-        """The rule applied to `text`; `low` is its lower-cased copy where the caller has it
-        (a redaction lower-cases once, and again only after a rule changed the text)."""
+        """The rule applied to `text`; `low` is its folded copy where the caller has it (a
+        redaction folds once, and again only after a rule changed the text)."""
         if self.anchors is None:
             return self.pattern.sub(self.replace, text)
         if low is None:
-            low = text.translate(_ASCII_LOWER)
+            low = text.translate(_FOLD)
         starts: set[int] = set()
         for anchor in self.anchors:
             i = low.find(anchor)
@@ -387,8 +397,8 @@ class _Pass:
 
 
 def _runs_anchor(name: str) -> str:
-    runs = _ALNUM_RUN.findall(name.translate(_ASCII_LOWER))
-    return max(runs, key=len) if runs else name.translate(_ASCII_LOWER)
+    runs = _ALNUM_RUN.findall(name.translate(_FOLD))
+    return max(runs, key=len) if runs else name.translate(_FOLD)
 
 
 # The separators `_SEP` allows between two runs of a name, and none.
@@ -399,7 +409,7 @@ def _flex_anchors(name: str) -> tuple[str, ...]:
     """Strings one of which every match of the name's flexible pattern (`_flex`) contains:
     its longest run; for a name of two runs whose longest is short ("x.ai", "o1-pro", whose
     "ai" and "pro" are in every other line of code), each spelling of the pair instead."""
-    runs = _ALNUM_RUN.findall(name.translate(_ASCII_LOWER))
+    runs = _ALNUM_RUN.findall(name.translate(_FOLD))
     if len(runs) == 2 and max(len(r) for r in runs) <= 3:
         return tuple(sep.join(runs) for sep in _SEPARATORS)
     return (_runs_anchor(name),)
@@ -435,10 +445,10 @@ _CATALOGUE_ANCHORS = tuple(
     sorted(
         {
             *(a for n in (*cat.MODEL_STEMS, *cat.AGENTS) for a in _flex_anchors(n)),
-            *(n.translate(_ASCII_LOWER) for n in cat.VERSIONED_STEMS),
-            *(d.translate(_ASCII_LOWER) for d in cat.MAIL_DOMAINS),
+            *(n.translate(_FOLD) for n in cat.VERSIONED_STEMS),
+            *(d.translate(_FOLD) for d in cat.MAIL_DOMAINS),
             # An organisation's words are matched literally (`_ORGS`): its longest word.
-            *(max(v.translate(_ASCII_LOWER).split(), key=len) for v in (*cat.VENDORS, *_HUB_ORGS)),
+            *(max(v.translate(_FOLD).split(), key=len) for v in (*cat.VENDORS, *_HUB_ORGS)),
         }
     )
 )
@@ -485,7 +495,7 @@ def _literal_anchor(source: str) -> str | None:
         else:
             best, run = max(best, run, key=len), ""
     best = max(best, run, key=len)
-    return best.translate(_ASCII_LOWER) if len(best) >= 2 else None
+    return best.translate(_FOLD) if len(best) >= 2 else None
 
 
 # Agent file names match within a line, so they are looked for in the lines holding one of
@@ -552,13 +562,13 @@ class Redactor:
     def _redact(self, text: str) -> str:
         if self.catalogue:
             text = _agent_files(text)
-        # Lower-cased once for every rule's line filter, and again only after a rule changed
+        # Folded once for every rule's line filter, and again only after a rule changed
         # the text (most rules find nothing to change).
-        low = text.translate(_ASCII_LOWER)
+        low = text.translate(_FOLD)
         for rule in (*self.rules, *self.passes):
             done = rule.apply(text, low)
             if done != text:
-                text, low = done, done.translate(_ASCII_LOWER)
+                text, low = done, done.translate(_FOLD)
         return text
 
     def redact_obj(self, value: object) -> object:

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from grading.domain import identity_catalogue as catalogue
 from grading.domain import redaction
 from grading.domain.identity_catalogue import CATALOGUE_VERSION
 from grading.domain.redaction import (
@@ -303,3 +304,52 @@ def test_agent_files_are_numbered_by_first_appearance_across_lines():
         "see agent-file-1\nx = 1\nand agent-file-2, then agent-file-1 again\nagent-file-3\n"
     )
     assert redaction._AGENT_FILE_ANCHORS is not None  # every pattern has a literal to look for
+
+
+def test_the_line_filters_fold_every_character_a_rule_matches_as_an_ascii_letter():
+    """Checked against the regex engine itself: each character outside ASCII that a
+    case-insensitive ASCII letter matches folds to that letter in the line filters' copy."""
+    others = "".join(chr(c) for c in range(0x80, 0x110000))
+    matched = {
+        ch: letter
+        for letter in "abcdefghijklmnopqrstuvwxyz"
+        for ch in re.findall(letter, others, re.IGNORECASE)
+    }
+    assert matched  # İ, ı, ſ and the Kelvin sign on Python 3.13
+    assert {ch: ch.translate(redaction._FOLD) for ch in matched} == matched
+
+
+# Identity names with a character outside ASCII that the rules match as an ASCII letter (the
+# Kelvin sign K, long ſ, İ and dotless ı) are redacted as the ASCII spelling is.
+LOOKALIKES = [
+    ("\u212aimi and \u212aIMI wrote this", f"{REDACTED} and {REDACTED} wrote this"),
+    ("gem\u0131n\u0131-2.5-pro and deep\u017feek-v3", f"{REDACTED} and {REDACTED}"),
+    ("m\u0130xtral", REDACTED),
+    ("patch\u017fmith did it", f"{REDACTED} did it"),
+    ("\u0130'm Zephyrix, and I will fix this.", f"\u0130'm {REDACTED}, and I will fix this."),
+    (
+        "A\u017f Zephyrix, I'll make the smallest change.",
+        f"A\u017f {REDACTED}, I'll make the smallest change.",
+    ),
+    ("\u017fender: Zephyrix [bot] <z@example.org>", f"\u017fender: {REDACTED}"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), LOOKALIKES)
+def test_names_spelled_with_unicode_case_lookalikes_are_redacted(text, expected):
+    assert build_redactor(REALISTIC_NAMES)(text) == expected
+
+
+def test_no_catalogue_name_gets_through_spelled_with_a_case_lookalike():
+    lookalikes = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
+    redact = build_redactor([])
+    missed = []
+    for name in (*catalogue.MODEL_STEMS, *catalogue.AGENTS, *catalogue.VERSIONED_STEMS):
+        for letter, others in lookalikes.items():
+            for other in others:
+                text = f"use {name.lower().replace(letter, other)}-2 here"
+                # Only spellings the catalogue's own regex matches (those the filter dropped).
+                matched = letter in name.lower() and redaction._CATALOGUE.search(text)
+                if matched and redact(text) == text:
+                    missed.append(text)
+    assert missed == []
