@@ -10,7 +10,11 @@ changed stretches that way and copies the rest; `lex_side` records the state sta
 line start so that it can. A shared base file is lexed once per group through a `LexCache`.
 
 Regex lookahead and lookbehind can see past a token: copying starts `MARGIN` lines after a
-difference and stops `MARGIN` lines before the next, in text both sides hold. Lexers that are
+difference and stops `MARGIN` lines before the next, in text both sides hold. Some rules look
+any number of lines ahead (HtmlLexer's script content runs to the closing tag; an unclosed
+comment or docstring rule scans to the end of the text before it fails): a line where such a
+rule was tried (`Lexed.far`, found by `far_guards`) is never copied unless everything after it
+is the same on both sides. Lexers that are
 not a plain `RegexLexer` (their own `get_tokens_unprocessed`, an `ExtendedRegexLexer`'s
 context, `TextLexer`) have no readable state: their sides are lexed whole.
 """
@@ -18,6 +22,7 @@ context, `TextLexer`) have no readable state: their sides are lexed whole.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -48,6 +53,8 @@ class Lexed:
 
     lines: tuple[tuple[Piece, ...], ...]
     states: tuple[State | None, ...]
+    # Lines where a rule that can look any number of lines ahead was tried (see `far_guards`).
+    far: frozenset[int] = frozenset()
 
 
 class LexCache(Protocol):
@@ -119,12 +126,167 @@ def _transition(statestack: list[str], new_state: Any) -> None:
         raise ValueError(f"wrong state def: {new_state!r}")
 
 
+# A state's guards (see `far_guards`): None where no rule looks far, ALWAYS where one may at
+# any position, else the patterns one of which matches where a rule may.
+ALWAYS: tuple[Callable[[str, int], object], ...] = ()
+Guards = tuple[Callable[[str, int], object], ...] | None
+
+try:  # the standard library's own regex parser and compiler (private; without them, no guards)
+    _parser: Any = importlib.import_module("re._parser")
+    _compiler: Any = importlib.import_module("re._compiler")
+    _c: Any = importlib.import_module("re._constants")
+    _REPEATS = (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT)
+    _ONE_CHAR = (_c.LITERAL, _c.NOT_LITERAL, _c.ANY, _c.IN, _c.CATEGORY)
+    _SPACES = (_c.CATEGORY_SPACE, _c.CATEGORY_UNI_SPACE)
+except (ImportError, AttributeError):  # pragma: no cover (CPython has them)
+    _parser = _compiler = _c = None
+
+
+def _spaces_only(op: Any, av: Any) -> bool:
+    """Whether a one-character item matches only whitespace (then a repeat of it crosses
+    lines only through blank ones, which MARGIN's lines of context do not count on)."""
+    if op is _c.LITERAL:
+        return chr(av).isspace()
+    if op is _c.CATEGORY:
+        return av in _SPACES
+    if op is _c.IN:
+        for sub, arg in av:
+            if sub is _c.LITERAL and chr(arg).isspace():
+                continue
+            if sub is _c.RANGE and all(chr(c).isspace() for c in range(arg[0], arg[1] + 1)):
+                continue
+            if sub is _c.CATEGORY and arg in _SPACES:
+                continue
+            return False
+        return True
+    return False
+
+
+def _crosses_lines(body: Any, state: Any, flags: int) -> bool:
+    """Whether a repeated pattern can match a line break that is not mere whitespace in
+    between lines: one of its one-character items matches "\n" (asked of the regex engine)
+    and not only whitespace."""
+    for op, av in body:
+        if op in _ONE_CHAR:
+            one = _compiler.compile(_parser.SubPattern(state, [(op, av)]), flags)
+            if one.fullmatch("\n") and not _spaces_only(op, av):
+                return True
+        elif op in _REPEATS:
+            if _crosses_lines(av[2], state, flags):
+                return True
+        elif op is _c.SUBPATTERN:
+            if _crosses_lines(av[3], state, (flags | av[1]) & ~av[2]):
+                return True
+        elif op is _c.ATOMIC_GROUP:
+            if _crosses_lines(av, state, flags):
+                return True
+        elif op is _c.BRANCH:
+            if any(_crosses_lines(alt, state, flags) for alt in av[1]):
+                return True
+        elif op in (_c.ASSERT, _c.ASSERT_NOT):
+            if _crosses_lines(av[1], state, flags):
+                return True
+        elif op is _c.GROUPREF_EXISTS:
+            if any(b is not None and _crosses_lines(b, state, flags) for b in av[1:]):
+                return True
+        elif op is _c.GROUPREF:
+            return True  # a group's text repeated may hold line breaks
+    return False
+
+
+def _cut(seq: Any, state: Any, flags: int, tail: bool) -> tuple[list[Any], bool]:
+    """`seq` up to its first item that may scan any number of lines ahead, and whether there
+    was one: a repeat of something crossing lines (`_crosses_lines`) with more to match after
+    it (at the pattern's end it only takes the lines it matches), or a construct holding one.
+    Every match attempt that reaches such an item has matched the part before it."""
+    out: list[Any] = []
+    items = list(seq)
+    for i, (op, av) in enumerate(items):
+        last = tail and i == len(items) - 1
+        if op in _REPEATS:
+            lo, hi, body = av
+            _, inner = _cut(body, state, flags, False)
+            if inner or (not last and hi > 1 and _crosses_lines(body, state, flags)):
+                return out, True
+        elif op is _c.SUBPATTERN:
+            group, add, remove, body = av
+            cut, inner = _cut(body, state, (flags | add) & ~remove, last)
+            if inner:
+                sub = _parser.SubPattern(state, cut)
+                out.append((op, (group, add, remove, sub)))
+                return out, True
+        elif op is _c.ATOMIC_GROUP:
+            cut, inner = _cut(av, state, flags, last)
+            if inner:
+                out.append((op, _parser.SubPattern(state, cut)))
+                return out, True
+        elif op is _c.BRANCH:
+            cuts = [_cut(alt, state, flags, last) for alt in av[1]]
+            if any(inner for _, inner in cuts):
+                alts = [_parser.SubPattern(state, cut) for cut, _ in cuts]
+                out.append((op, (av[0], alts)))
+                return out, True
+        elif op in (_c.ASSERT, _c.ASSERT_NOT):
+            cut, inner = _cut(av[1], state, flags, False)
+            if inner:
+                # Reaching the item inside means what comes before it matched, negated or not.
+                out.append((_c.ASSERT, (av[0], _parser.SubPattern(state, cut))))
+                return out, True
+        elif op is _c.GROUPREF_EXISTS:
+            if any(b is not None and _cut(b, state, flags, last)[1] for b in av[1:]):
+                return out, True
+        out.append((op, av))
+    return out, False
+
+
+@lru_cache(maxsize=4096)
+def _far_guard(pattern: re.Pattern[str]) -> re.Pattern[str] | None | bool:
+    """Where a rule may scan any number of lines ahead of the position it is tried at: None
+    nowhere, True anywhere, else the positions this pattern (the rule up to the first item
+    that may, see `_cut`) matches at. True where the pattern cannot be read."""
+    if _parser is None:
+        return True
+    try:
+        parsed = _parser.parse(pattern.pattern, pattern.flags)
+        cut, far = _cut(parsed, parsed.state, pattern.flags, True)
+        if not far:
+            return None
+        if not cut:
+            return True
+        guard: re.Pattern[str] = _compiler.compile(_parser.SubPattern(parsed.state, cut), pattern.flags)
+        return guard
+    except Exception:  # noqa: BLE001 (a private module's shape: without a guard, far everywhere)
+        return True
+
+
+def far_guards(rules: Sequence[tuple[Any, Any, Any]]) -> Guards:
+    """A state's guards: where one of its rules may look any number of lines ahead."""
+    guards: list[Callable[[str, int], object]] = []
+    for rexmatch, _action, _new_state in rules:
+        pattern = getattr(rexmatch, "__self__", None)
+        if not isinstance(pattern, re.Pattern) or not isinstance(pattern.pattern, str):
+            return ALWAYS
+        guard = _far_guard(pattern)
+        if guard is True:
+            return ALWAYS
+        if isinstance(guard, re.Pattern):
+            guards.append(guard.match)
+    return tuple(guards) or None
+
+
 class _FusedStates(dict[str, "_Fused | None"]):
     """One lexer class's states, each with its rules fused (`_fused`) or None, on first use."""
 
     def __init__(self, tokendefs: Mapping[str, Sequence[tuple[Any, Any, Any]]]) -> None:
         super().__init__()
         self.tokendefs = tokendefs
+        self.guards: dict[str, Guards] = {}
+
+    def guards_of(self, state: str) -> Guards:
+        """The state's `far_guards`, on first use."""
+        if state not in self.guards:
+            self.guards[state] = far_guards(self.tokendefs[state])
+        return self.guards[state]
 
     def __missing__(self, state: str) -> _Fused | None:
         fused = self[state] = _fused(self.tokendefs[state])
@@ -226,28 +388,33 @@ def _regex_run(
     stack: State,
     starts: Sequence[int],
     stop: Callable[[int, State], bool],
-) -> tuple[list[tuple[_TokenType, str]], dict[int, State], int | None]:
+) -> tuple[list[tuple[_TokenType, str]], dict[int, State], int | None, list[int]]:
     """Pygments' `RegexLexer.get_tokens_unprocessed` loop (2.x, the same steps), from `pos`
-    in state `stack`, noting the stack at every line start it reaches between tokens.
+    in state `stack`, noting the stack at every line start it reaches between tokens, and
+    the positions where a rule that may look any number of lines ahead was tried.
 
     Each state's rules are tried as one fused regex where they fuse (`_fused`: the same
     first matching rule, found in one call), else one by one as Pygments does.
 
     `stop(line, stack)` is asked at each such line start after `pos` and ends the run there.
-    Returns the tokens, the noted stacks by line index, and the line it stopped at (None: the
-    end of the text).
+    Returns the tokens, the noted stacks by line index, the line it stopped at (None: the
+    end of the text), and those positions.
     """
     tokendefs: Any = getattr(lexer, "_tokens")  # noqa: B009 (set by RegexLexerMeta, untyped)
     table = fused_states(lexer)
     statestack = list(stack)
     statetokens = tokendefs[statestack[-1]]
     fused = table[statestack[-1]]
+    guards = table.guards_of(statestack[-1])
+    far: list[int] = []
     tokens: list[tuple[_TokenType, str]] = []
     append = tokens.append
     states: dict[int, State] = {}
     end, last = len(text), pos
     k = bisect_right(starts, pos)
     while True:
+        if guards is not None and (guards is ALWAYS or any(g(text, pos) for g in guards)):
+            far.append(pos)
         if fused is not None:
             m = fused.match(text, pos)
             rule = None if m is None else fused.rules[m.lastindex or 0]
@@ -267,6 +434,7 @@ def _regex_run(
                 _transition(statestack, new_state)
                 statetokens = tokendefs[statestack[-1]]
                 fused = table[statestack[-1]]
+                guards = table.guards_of(statestack[-1])
         else:
             if pos >= end:
                 break
@@ -274,6 +442,7 @@ def _regex_run(
                 statestack = ["root"]
                 statetokens = tokendefs["root"]
                 fused = table["root"]
+                guards = table.guards_of("root")
                 append((Whitespace, "\n"))
             else:
                 append((Error, text[pos]))
@@ -288,8 +457,12 @@ def _regex_run(
             state = tuple(statestack)
             states[k] = state
             if stop(k, state):
-                return tokens, states, k
-    return tokens, states, None
+                return tokens, states, k, far
+    return tokens, states, None, far
+
+
+def _lines_of(positions: Sequence[int], starts: Sequence[int]) -> set[int]:
+    return {bisect_right(starts, p) - 1 for p in positions}
 
 
 def _split(tokens: Sequence[tuple[_TokenType, str]], count: int) -> list[tuple[Piece, ...]]:
@@ -338,13 +511,16 @@ def lex_side(lexer: Lexer, lines: Sequence[str], *, cache: LexCache | None = Non
     starts = _line_starts(lines)
     if _readable(lexer):
         assert isinstance(lexer, RegexLexer)
-        tokens, noted, _ = _regex_run(lexer, text, 0, ("root",), starts, lambda _k, _s: False)
+        run = _regex_run(lexer, text, 0, ("root",), starts, lambda _k, _s: False)
+        tokens, noted, _, far = run
         noted[0] = ("root",)
         states = tuple(noted.get(i) for i in range(len(lines)))
+        far_lines = frozenset(_lines_of(far, starts))
     else:
         tokens = [(t, v) for _, t, v in lexer.get_tokens_unprocessed(text)]
         states = (None,) * len(lines)
-    lexed = Lexed(tuple(_split(tokens, len(lines))), states)
+        far_lines = frozenset()
+    lexed = Lexed(tuple(_split(tokens, len(lines))), states, far_lines)
     if cache is not None:
         cache.set(key, lexed)
     return lexed
@@ -373,13 +549,18 @@ def _runs(
 def _copy_until(
     t: int, n: int, ref_of: list[int], after: list[int], ref: Lexed, ref_count: int
 ) -> int | None:
-    """Where copying from line t ends: n when the shared run reaches the end of both texts,
-    else the last line start, at most `MARGIN` lines before the run ends, whose state the
-    reference noted (the lexer restarts there). None: no such line."""
+    """Where copying from line t ends: n when the shared run reaches the end of both texts
+    (then what any rule looks ahead at is the same), else the last line start, at most
+    `MARGIN` lines before the run ends and no later than its first line where a rule looked
+    far ahead (`Lexed.far`), whose state the reference noted (the lexer restarts there).
+    None: no such line."""
     end = t + after[t]  # last line of the run
     if end == n - 1 and ref_of[end] == ref_count - 1:
         return n
-    for u in range(end - MARGIN + 1, t, -1):
+    limit = end - MARGIN + 1
+    if ref.far:
+        limit = min(limit, next((u for u in range(t, limit + 1) if ref_of[u] in ref.far), limit))
+    for u in range(limit, t, -1):
         if ref.states[ref_of[u]] is not None:
             return u
     return None
@@ -404,12 +585,16 @@ def lex_against(
     def can_copy(t: int) -> bool:
         r = ref_of[t]
         # At the very start nothing lies behind to look back at; elsewhere MARGIN lines do.
-        return r >= 0 and after[t] >= MARGIN and (before[t] >= MARGIN or t == r == 0)
+        if not (r >= 0 and after[t] >= MARGIN and (before[t] >= MARGIN or t == r == 0)):
+            return False
+        # A line where a rule looked far ahead is copied only with all that follows it.
+        return r not in ref.far or (t + after[t] == n - 1 and ref_of[n - 1] == len(ref_lines) - 1)
 
     text = "\n".join(lines) + "\n"
     starts = _line_starts(lines)
     out: list[tuple[Piece, ...]] = []
     states: list[State | None] = [None] * n
+    far: set[int] = set()
     t = 0
     stack: State = ("root",)
     states[0] = stack
@@ -420,6 +605,8 @@ def lex_against(
                 for u in range(t, copied):
                     out.append(ref.lines[ref_of[u]])
                     states[u] = ref.states[ref_of[u]]
+                    if ref_of[u] in ref.far:
+                        far.add(u)
                 if copied >= n:
                     break
                 t = copied
@@ -431,7 +618,8 @@ def lex_against(
         def stop(k: int, state: State, start: int = t) -> bool:
             return k > start and can_copy(k) and ref.states[ref_of[k]] == state
 
-        tokens, noted, at = _regex_run(lexer, text, starts[t], stack, starts, stop)
+        tokens, noted, at, far_at = _regex_run(lexer, text, starts[t], stack, starts, stop)
+        far |= _lines_of(far_at, starts)
         end = n if at is None else at
         LEX_STATS["lines"] += end - t
         out.extend(_split(tokens, end - t))
@@ -442,4 +630,4 @@ def lex_against(
         t, stack = at, noted[at]
     if len(out) != n:
         raise ValueError("lines lost while lexing against the reference")
-    return Lexed(tuple(out), tuple(states))
+    return Lexed(tuple(out), tuple(states), frozenset(far))

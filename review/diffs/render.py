@@ -43,7 +43,7 @@ from review.diffs.layout import (
 from review.diffs.lexing import LexCache, lex_against
 
 # Bump whenever the HTML for the same input and options changes, so cached fragments expire.
-RENDERER_VERSION = "3"
+RENDERER_VERSION = "4"
 
 # The page labels a binary file as such, whatever happened to it.
 ShownKind = ChangeKind | Literal["binary"]

@@ -132,6 +132,24 @@ def test_it_lexes_any_edit_as_pygments_does_whole(
         _against(path, old, new, n)
 
 
+@pytest.mark.parametrize(
+    ("path", "old", "new"),
+    [
+        # HtmlLexer's script content runs up to a closing tag however many lines later: on the
+        # old side (none) each line ends the script, on the new side the lines before the
+        # closing tag are one script token, though they are the same lines.
+        ("x.html", ["<script>", "<p>", "<p>", "<p>"], ["<script>", "<p>", "<p>", "</script>"]),
+        # A fenced code block is one token up to its closing fence, wherever that is.
+        ("x.md", ["```", "code"], ["```", "code", "```"]),
+    ],
+)
+@pytest.mark.parametrize("n", [0, 1, 2, 3])
+def test_it_relexes_what_a_rule_looked_ahead_at_across_lines(
+    path: str, old: list[str], new: list[str], n: int
+) -> None:
+    _against(path, old, new, n)
+
+
 def test_it_relexes_what_follows_a_change_of_state() -> None:
     # Opening a docstring turns every later line into string on the new side only: the old
     # side's tokens for those lines must not be copied.
