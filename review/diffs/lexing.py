@@ -28,7 +28,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Protocol
 
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
@@ -162,35 +162,36 @@ def _spaces_only(op: Any, av: Any) -> bool:
     return False
 
 
+def _children(op: Any, av: Any, flags: int) -> list[tuple[Any, int]]:
+    """The sequences nested in one parsed item, with the flags they are matched under."""
+    if op in _REPEATS:
+        return [(av[2], flags)]
+    if op is _c.SUBPATTERN:
+        return [(av[3], (flags | av[1]) & ~av[2])]
+    if op is _c.ATOMIC_GROUP:
+        return [(av, flags)]
+    if op is _c.BRANCH:
+        return [(alt, flags) for alt in av[1]]
+    if op in (_c.ASSERT, _c.ASSERT_NOT):
+        return [(av[1], flags)]
+    if op is _c.GROUPREF_EXISTS:
+        return [(b, flags) for b in av[1:] if b is not None]
+    return []
+
+
 def _crosses_lines(body: Any, state: Any, flags: int) -> bool:
     """Whether a repeated pattern can match a line break that is not mere whitespace in
     between lines: one of its one-character items matches "\n" (asked of the regex engine)
-    and not only whitespace."""
+    and not only whitespace, or it repeats a group's text (which may hold line breaks)."""
     for op, av in body:
         if op in _ONE_CHAR:
             one = _compiler.compile(_parser.SubPattern(state, [(op, av)]), flags)
             if one.fullmatch("\n") and not _spaces_only(op, av):
                 return True
-        elif op in _REPEATS:
-            if _crosses_lines(av[2], state, flags):
-                return True
-        elif op is _c.SUBPATTERN:
-            if _crosses_lines(av[3], state, (flags | av[1]) & ~av[2]):
-                return True
-        elif op is _c.ATOMIC_GROUP:
-            if _crosses_lines(av, state, flags):
-                return True
-        elif op is _c.BRANCH:
-            if any(_crosses_lines(alt, state, flags) for alt in av[1]):
-                return True
-        elif op in (_c.ASSERT, _c.ASSERT_NOT):
-            if _crosses_lines(av[1], state, flags):
-                return True
-        elif op is _c.GROUPREF_EXISTS:
-            if any(b is not None and _crosses_lines(b, state, flags) for b in av[1:]):
-                return True
-        elif op is _c.GROUPREF:
-            return True  # a group's text repeated may hold line breaks
+        elif op is _c.GROUPREF or any(
+            _crosses_lines(seq, state, f) for seq, f in _children(op, av, flags)
+        ):
+            return True
     return False
 
 
@@ -202,45 +203,56 @@ def _cut(seq: Any, state: Any, flags: int, tail: bool) -> tuple[list[Any], bool]
     out: list[Any] = []
     items = list(seq)
     for i, (op, av) in enumerate(items):
-        last = tail and i == len(items) - 1
-        if op in _REPEATS:
-            lo, hi, body = av
-            _, inner = _cut(body, state, flags, False)
-            if inner or (not last and hi > 1 and _crosses_lines(body, state, flags)):
-                return out, True
-        elif op is _c.SUBPATTERN:
-            group, add, remove, body = av
-            cut, inner = _cut(body, state, (flags | add) & ~remove, last)
-            if inner:
-                sub = _parser.SubPattern(state, cut)
-                out.append((op, (group, add, remove, sub)))
-                return out, True
-        elif op is _c.ATOMIC_GROUP:
-            cut, inner = _cut(av, state, flags, last)
-            if inner:
-                out.append((op, _parser.SubPattern(state, cut)))
-                return out, True
-        elif op is _c.BRANCH:
-            cuts = [_cut(alt, state, flags, last) for alt in av[1]]
-            if any(inner for _, inner in cuts):
-                alts = [_parser.SubPattern(state, cut) for cut, _ in cuts]
-                out.append((op, (av[0], alts)))
-                return out, True
-        elif op in (_c.ASSERT, _c.ASSERT_NOT):
-            cut, inner = _cut(av[1], state, flags, False)
-            if inner:
-                # Reaching the item inside means what comes before it matched, negated or not.
-                out.append((_c.ASSERT, (av[0], _parser.SubPattern(state, cut))))
-                return out, True
-        elif op is _c.GROUPREF_EXISTS:
-            if any(b is not None and _cut(b, state, flags, last)[1] for b in av[1:]):
-                return out, True
+        last = tail and (i == len(items) - 1 or _to_line_end(items, i, flags))
+        cut, far = _cut_item(op, av, state, flags, last)
+        if far:
+            if cut is not None:
+                out.append(cut)
+            return out, True
         out.append((op, av))
     return out, False
 
 
+def _to_line_end(items: Sequence[Any], i: int, flags: int) -> bool:
+    """Whether items[i] is a lazy repeat that ends the pattern at the first line end after it
+    ("//.*?$", ".+?\\n"): it stops there (the text always ends with one), looking no further."""
+    if i != len(items) - 2 or items[i][0] is not _c.MIN_REPEAT:
+        return False
+    op, av = items[i + 1]
+    return (op is _c.LITERAL and av == 10) or (
+        op is _c.AT and av is _c.AT_END and bool(flags & re.MULTILINE)
+    )
+
+
+def _cut_item(op: Any, av: Any, state: Any, flags: int, last: bool) -> tuple[Any, bool]:
+    """One item of `_cut`: the item cut before its first part that may scan far (None: cut
+    before the item itself), and whether it has one."""
+    sub = partial(_parser.SubPattern, state)
+    if op in _REPEATS:
+        far = _cut(av[2], state, flags, False)[1] or (
+            not last and av[1] > 1 and _crosses_lines(av[2], state, flags)
+        )
+        return None, far
+    if op is _c.SUBPATTERN:
+        cut, far = _cut(av[3], state, (flags | av[1]) & ~av[2], last)
+        return (op, (av[0], av[1], av[2], sub(cut))), far
+    if op is _c.ATOMIC_GROUP:
+        cut, far = _cut(av, state, flags, last)
+        return (op, sub(cut)), far
+    if op is _c.BRANCH:
+        cuts = [_cut(alt, state, flags, last) for alt in av[1]]
+        return (op, (av[0], [sub(c) for c, _ in cuts])), any(f for _, f in cuts)
+    if op in (_c.ASSERT, _c.ASSERT_NOT):
+        # Reaching the item inside means what comes before it matched, negated or not.
+        cut, far = _cut(av[1], state, flags, False)
+        return (_c.ASSERT, (av[0], sub(cut))), far
+    if op is _c.GROUPREF_EXISTS:
+        return None, any(_cut(b, state, flags, last)[1] for b in av[1:] if b is not None)
+    return None, False
+
+
 @lru_cache(maxsize=4096)
-def _far_guard(pattern: re.Pattern[str]) -> re.Pattern[str] | None | bool:
+def _far_guard(pattern: re.Pattern[str]) -> re.Pattern[str] | bool | None:
     """Where a rule may scan any number of lines ahead of the position it is tried at: None
     nowhere, True anywhere, else the positions this pattern (the rule up to the first item
     that may, see `_cut`) matches at. True where the pattern cannot be read."""
@@ -253,9 +265,11 @@ def _far_guard(pattern: re.Pattern[str]) -> re.Pattern[str] | None | bool:
             return None
         if not cut:
             return True
-        guard: re.Pattern[str] = _compiler.compile(_parser.SubPattern(parsed.state, cut), pattern.flags)
+        guard: re.Pattern[str] = _compiler.compile(
+            _parser.SubPattern(parsed.state, cut), pattern.flags
+        )
         return guard
-    except Exception:  # noqa: BLE001 (a private module's shape: without a guard, far everywhere)
+    except Exception:  # a private module's shape changed: without a guard, far everywhere
         return True
 
 
@@ -381,7 +395,7 @@ def _one_by_one(
     return None, None
 
 
-def _regex_run(
+def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
     lexer: RegexLexer,
     text: str,
     pos: int,
@@ -566,7 +580,7 @@ def _copy_until(
     return None
 
 
-def lex_against(
+def lex_against(  # noqa: C901 (copying and lexing alternate in one loop)
     lexer: Lexer,
     lines: Sequence[str],
     ref: Lexed,

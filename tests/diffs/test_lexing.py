@@ -18,6 +18,7 @@ from review.diffs import Lexed, RenderOptions, parse_patch, render_file, render_
 from review.diffs.highlight import lexer_for
 from review.diffs.layout import Row, rows_from_hunks
 from review.diffs.lexing import (
+    ALWAYS,
     LEX_STATS,
     _readable,
     css_class,
@@ -266,3 +267,18 @@ def test_most_states_of_common_lexers_fuse() -> None:
         table = fused_states(lexer)  # type: ignore[arg-type]
         fused = [table[state] is not None for state in tokendefs]
         assert sum(fused) >= 0.8 * len(fused), path
+
+
+def test_it_knows_where_a_rule_may_look_any_number_of_lines_ahead() -> None:
+    # Script content runs to its closing tag from wherever it starts.
+    assert fused_states(lexer_for("x.html")).guards_of("script-content") is ALWAYS  # type: ignore[arg-type]
+    # Python's docstring rule scans for the closing quotes only after opening ones.
+    guards = fused_states(lexer_for("m.py")).guards_of("root")  # type: ignore[arg-type]
+    assert guards and guards is not ALWAYS
+    text = 'x = 1\n"""doc\n'
+    assert not any(g(text, 0) for g in guards)
+    assert any(g(text, 6) for g in guards)
+    # A line comment ends at its line's end: JavaScript's root looks far only for others.
+    js = fused_states(lexer_for("x.js"))  # type: ignore[arg-type]
+    assert not any(g("// c\n", 0) for g in js.guards_of("root") or ())
+    assert any(g("/* c\n", 0) for g in js.guards_of("root") or ())
