@@ -541,8 +541,9 @@ class Redactor:
     passes: tuple[_Pass, ...]
     digest: str
     catalogue: bool = True
-    # The structural detectors and the catalogue (empty without the catalogue).
-    rules: tuple[_Pass, ...] = ()
+    # The structural detectors and the catalogue (empty without the catalogue); `digest`
+    # already tells rule sets apart.
+    rules: tuple[_Pass, ...] = field(default=(), compare=False)
     # Redaction is a pure function of (rules, text); concurrent threads may both fill an
     # entry with the same value, which is harmless.
     _memo: dict[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)

@@ -126,10 +126,16 @@ def _transition(statestack: list[str], new_state: Any) -> None:
         raise ValueError(f"wrong state def: {new_state!r}")
 
 
-# A state's guards (see `far_guards`): None where no rule looks far, ALWAYS where one may at
-# any position, else the patterns one of which matches where a rule may.
-ALWAYS: tuple[Callable[[str, int], object], ...] = ()
-Guards = tuple[Callable[[str, int], object], ...] | None
+def _anywhere(_text: str, _pos: int) -> bool:
+    return True
+
+
+# A state's guard (see `far_guards`): None where no rule looks far, ALWAYS where one may at
+# any position, else a match that succeeds where one may.
+ALWAYS: Callable[[str, int], object] = _anywhere
+Guards = Callable[[str, int], object] | None
+# The flags a rule's part keeps inside a state's one guard pattern.
+_SCOPED = re.IGNORECASE | re.MULTILINE | re.DOTALL
 
 try:  # the standard library's own regex parser and compiler (private; without them, no guards)
     _parser: Any = importlib.import_module("re._parser")
@@ -252,40 +258,89 @@ def _cut_item(op: Any, av: Any, state: Any, flags: int, last: bool) -> tuple[Any
 
 
 @lru_cache(maxsize=4096)
-def _far_guard(pattern: re.Pattern[str]) -> re.Pattern[str] | bool | None:
+def _far_cut(pattern: re.Pattern[str]) -> tuple[Any, int] | bool | None:
     """Where a rule may scan any number of lines ahead of the position it is tried at: None
-    nowhere, True anywhere, else the positions this pattern (the rule up to the first item
-    that may, see `_cut`) matches at. True where the pattern cannot be read."""
+    nowhere, True anywhere (or the pattern cannot be read), else where the parsed rule up to
+    the first item that may (see `_cut`), returned with its flags, matches."""
     if _parser is None:
         return True
     try:
         parsed = _parser.parse(pattern.pattern, pattern.flags)
         cut, far = _cut(parsed, parsed.state, pattern.flags, True)
-        if not far:
-            return None
-        if not cut:
-            return True
-        guard: re.Pattern[str] = _compiler.compile(
-            _parser.SubPattern(parsed.state, cut), pattern.flags
-        )
-        return guard
-    except Exception:  # a private module's shape changed: without a guard, far everywhere
+    except Exception:  # a private module's shape changed: far everywhere
         return True
+    if not far:
+        return None
+    if not cut:
+        return True
+    return _parser.SubPattern(parsed.state, cut), pattern.flags
+
+
+def _ungrouped(seq: Any, state: Any) -> Any:
+    """A parsed pattern with its groups made non-capturing (to join patterns into one);
+    ValueError where it refers to a group."""
+    items: list[Any] = []
+    for op, av in seq:
+        if op is _c.SUBPATTERN:
+            items.append((op, (None, av[1], av[2], _ungrouped(av[3], state))))
+        elif op in _REPEATS:
+            items.append((op, (av[0], av[1], _ungrouped(av[2], state))))
+        elif op is _c.ATOMIC_GROUP:
+            items.append((op, _ungrouped(av, state)))
+        elif op is _c.BRANCH:
+            items.append((op, (av[0], [_ungrouped(alt, state) for alt in av[1]])))
+        elif op in (_c.ASSERT, _c.ASSERT_NOT):
+            items.append((op, (av[0], _ungrouped(av[1], state))))
+        elif op in (_c.GROUPREF, _c.GROUPREF_EXISTS):
+            raise ValueError("a group reference")
+        else:
+            items.append((op, av))
+    return _parser.SubPattern(state, items)
+
+
+def _line_start_only(rules: Sequence[tuple[Any, Any, Any]]) -> bool:
+    """Whether every part `_far_cut` keeps of the rules starts with a multi-line "^"."""
+    patterns = [getattr(rule[0], "__self__", None) for rule in rules]
+    cuts = [_far_cut(p) if isinstance(p, re.Pattern) else True for p in patterns]
+    kept = [cut for cut in cuts if cut is not None]
+    return bool(kept) and all(
+        isinstance(cut, tuple)
+        and bool(cut[1] & re.MULTILINE)
+        and len(cut[0]) > 0
+        and cut[0][0] == (_c.AT, _c.AT_BEGINNING)
+        for cut in kept
+    )
 
 
 def far_guards(rules: Sequence[tuple[Any, Any, Any]]) -> Guards:
-    """A state's guards: where one of its rules may look any number of lines ahead."""
-    guards: list[Callable[[str, int], object]] = []
+    """A state's guard: a match that succeeds where one of its rules may look any number of
+    lines ahead (its rules' `_far_cut` parts joined into one pattern: one call a token)."""
+    cuts: list[tuple[Any, int]] = []
     for rexmatch, _action, _new_state in rules:
         pattern = getattr(rexmatch, "__self__", None)
         if not isinstance(pattern, re.Pattern) or not isinstance(pattern.pattern, str):
             return ALWAYS
-        guard = _far_guard(pattern)
-        if guard is True:
+        cut = _far_cut(pattern)
+        if cut is True:
             return ALWAYS
-        if isinstance(guard, re.Pattern):
-            guards.append(guard.match)
-    return tuple(guards) or None
+        if isinstance(cut, tuple):
+            cuts.append(cut)
+    if not cuts:
+        return None
+    try:
+        state = _parser.State()
+        alts = [
+            _parser.SubPattern(
+                state, [(_c.SUBPATTERN, (None, flags & _SCOPED, 0, _ungrouped(tree, state)))]
+            )
+            for tree, flags in cuts
+        ]
+        joined = _compiler.compile(_parser.SubPattern(state, [(_c.BRANCH, (None, alts))]), 0)
+        match: Callable[[str, int], object] = joined.match
+        return match
+    except Exception:  # a group reference (or the parser's shape): one pattern at a time
+        one_by_one = [_compiler.compile(tree, flags).match for tree, flags in cuts]
+        return lambda text, pos: any(m(text, pos) for m in one_by_one)
 
 
 class _FusedStates(dict[str, "_Fused | None"]):
@@ -295,11 +350,15 @@ class _FusedStates(dict[str, "_Fused | None"]):
         super().__init__()
         self.tokendefs = tokendefs
         self.guards: dict[str, Guards] = {}
+        # States whose guard can match only at a line start ("^…" rules): asked only there.
+        self.at_line_start: set[str] = set()
 
     def guards_of(self, state: str) -> Guards:
         """The state's `far_guards`, on first use."""
         if state not in self.guards:
             self.guards[state] = far_guards(self.tokendefs[state])
+            if _line_start_only(self.tokendefs[state]):
+                self.at_line_start.add(state)
         return self.guards[state]
 
     def __missing__(self, state: str) -> _Fused | None:
@@ -420,6 +479,7 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
     statetokens = tokendefs[statestack[-1]]
     fused = table[statestack[-1]]
     guards = table.guards_of(statestack[-1])
+    anchored = statestack[-1] in table.at_line_start
     far: list[int] = []
     tokens: list[tuple[_TokenType, str]] = []
     append = tokens.append
@@ -427,7 +487,11 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
     end, last = len(text), pos
     k = bisect_right(starts, pos)
     while True:
-        if guards is not None and (guards is ALWAYS or any(g(text, pos) for g in guards)):
+        if (
+            guards is not None
+            and (not anchored or pos == 0 or text[pos - 1] == "\n")
+            and guards(text, pos)
+        ):
             far.append(pos)
         if fused is not None:
             m = fused.match(text, pos)
@@ -449,6 +513,7 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
                 statetokens = tokendefs[statestack[-1]]
                 fused = table[statestack[-1]]
                 guards = table.guards_of(statestack[-1])
+                anchored = statestack[-1] in table.at_line_start
         else:
             if pos >= end:
                 break
@@ -457,6 +522,7 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
                 statetokens = tokendefs["root"]
                 fused = table["root"]
                 guards = table.guards_of("root")
+                anchored = "root" in table.at_line_start
                 append((Whitespace, "\n"))
             else:
                 append((Error, text[pos]))

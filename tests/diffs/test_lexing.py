@@ -271,14 +271,13 @@ def test_most_states_of_common_lexers_fuse() -> None:
 
 def test_it_knows_where_a_rule_may_look_any_number_of_lines_ahead() -> None:
     # Script content runs to its closing tag from wherever it starts.
-    assert fused_states(lexer_for("x.html")).guards_of("script-content") is ALWAYS  # type: ignore[arg-type]
+    html = fused_states(lexer_for("x.html"))  # type: ignore[arg-type]
+    assert html.guards_of("script-content") is ALWAYS
     # Python's docstring rule scans for the closing quotes only after opening ones.
-    guards = fused_states(lexer_for("m.py")).guards_of("root")  # type: ignore[arg-type]
-    assert guards and guards is not ALWAYS
+    guard = fused_states(lexer_for("m.py")).guards_of("root")  # type: ignore[arg-type]
+    assert guard is not None and guard is not ALWAYS
     text = 'x = 1\n"""doc\n'
-    assert not any(g(text, 0) for g in guards)
-    assert any(g(text, 6) for g in guards)
+    assert not guard(text, 0) and guard(text, 6)
     # A line comment ends at its line's end: JavaScript's root looks far only for others.
-    js = fused_states(lexer_for("x.js"))  # type: ignore[arg-type]
-    assert not any(g("// c\n", 0) for g in js.guards_of("root") or ())
-    assert any(g("/* c\n", 0) for g in js.guards_of("root") or ())
+    js = fused_states(lexer_for("x.js")).guards_of("root")  # type: ignore[arg-type]
+    assert js is not None and not js("// c\n", 0) and js("/* c\n", 0)
