@@ -19,6 +19,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
 from pygments.lexers._mapping import LEXERS
 from pygments.lexers.special import TextLexer
+from pygments.styles import get_style_by_name
 from pygments.util import ClassNotFound
 
 from grading.domain.hostile_text import visible
@@ -28,6 +29,18 @@ Ranges = Sequence[tuple[int, int]]
 
 # Class added to spans inside an intra-line change; the hyphen keeps it clear of Pygments' names.
 INTRA_CLASS = "d-chg"
+
+# The token classes the page's style colours: Pygments' "friendly" rules, as in
+# static/review/review.css (tests/diffs/test_render.py keeps the two equal), less the lexer
+# error box, which the page never drew (whitespace has no class: lexing.css_class). A token of
+# any other class (names and punctuation: half of all tokens) is plain text merged with its
+# neighbours: a span the style does not colour is an element the browser parses, styles and
+# lays out for nothing.
+STYLED_CLASSES = frozenset(
+    css_class(ttype)
+    for ttype, rule in get_style_by_name("friendly")
+    if any(rule[k] for k in ("color", "bold", "italic", "underline", "bgcolor", "border"))
+) - {"", "err"}
 
 _WORD = re.compile(r"\w+|\s+|[^\w\s]")
 _MAX_INTRALINE_CHARS = 2_000
@@ -162,12 +175,15 @@ def line_html(pieces: Sequence[Piece], ranges: Ranges | None = None) -> str:
     if ranges:
         col = 0
         for cls, piece in pieces:
-            _emit_marked(parts, cls, piece, col, ranges)
+            _emit_marked(parts, cls if cls in STYLED_CLASSES else "", piece, col, ranges)
             col += len(piece)
         return "".join(parts)
-    # Adjacent pieces of one class are merged into one span (as HtmlFormatter does).
+    # Adjacent pieces of one class are merged into one span (as HtmlFormatter does), and
+    # adjacent unstyled pieces into one text.
     pend_cls, pend = "", ""
     for cls, piece in pieces:
+        if cls not in STYLED_CLASSES:
+            cls = ""
         if cls == pend_cls:
             pend += piece
             continue

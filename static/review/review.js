@@ -23,7 +23,6 @@ const root = document.getElementById("rv");
 if (root) start(root);
 
 function start(root) {
-  document.documentElement.classList.add("js");
   // The page places itself (candidate from the hash, the end card after Submit); the browser's
   // own restoring of the old scroll offset after load would undo that.
   history.scrollRestoration = "manual";
@@ -108,7 +107,12 @@ function start(root) {
   installClaims(ctx);
   const fromHash = ctx.panels.find((p) => "#" + p.id === window.location.hash);
   const active = ctx.panels.find((p) => p.dataset.token === ctx.config.active);
-  showPanel(ctx, fromHash || active || ctx.panels[0], { quiet: true }).then(() => {
+  const first = fromHash || active || ctx.panels[0];
+  // The server marked the candidate it brought as current (shown as the page arrives); another
+  // one named by the URL's hash is on its way: until it is here no candidate shows, rather than
+  // one the reviewer did not ask for.
+  if (first !== active) for (const el of ctx.root.querySelectorAll(".rv-panel.is-current, .rv-tab.is-current")) el.classList.remove("is-current");
+  showPanel(ctx, first, { quiet: true }).then(() => {
     // Just submitted: the end of the review is what to see, with where to go next focused.
     const done = document.getElementById("rv-done");
     if (done && !fromHash) {

@@ -43,8 +43,17 @@ class _SerialHandler(StaticFilesHandler):
     (idle or preconnected sockets never block it) while the database sees one request at a time.
     """
 
+    # Set once the test is over. The server's request threads are daemon threads that its
+    # shutdown does not join, so a heartbeat that arrived just before the end would otherwise
+    # still be writing while the test database is flushed (PostgreSQL then reports a deadlock
+    # between the flush's TRUNCATE and the request, and the next test starts on a dirty base).
+    closed = False
+
     def __call__(self, environ: Any, start_response: Any) -> Any:
         with _SERIAL:
+            if _SerialHandler.closed:
+                start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
+                return [b"the test is over"]
             return super().__call__(environ, start_response)
 
 
@@ -57,6 +66,7 @@ def server_url(transactional_db: None) -> Iterator[str]:
     }
     for conn in shared.values():
         conn.inc_thread_sharing()
+    _SerialHandler.closed = False
     thread = LiveServerThread("127.0.0.1", _SerialHandler, connections_override=shared)
     thread.daemon = True
     thread.start()
@@ -67,6 +77,10 @@ def server_url(transactional_db: None) -> Iterator[str]:
         yield f"http://127.0.0.1:{thread.port}"
     finally:
         thread.terminate()
+        # Waits for a request still being answered, and turns away any that was accepted
+        # before the shutdown but has not started: nothing touches the database after this.
+        with _SERIAL:
+            _SerialHandler.closed = True
         for conn in shared.values():
             conn.dec_thread_sharing()
 

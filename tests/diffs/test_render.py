@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import difflib
+import re
+from pathlib import Path
 
 import pytest
 
 from review.diffs import RenderOptions, parse_patch, render_file, render_patch
-from review.diffs.highlight import INTRA_CLASS, intraline_ranges
+from review.diffs.highlight import INTRA_CLASS, STYLED_CLASSES, intraline_ranges
 from tests.diffs._html import Element, cell_text, code_cells, parse
 
 
@@ -35,8 +37,14 @@ def test_it_marks_the_changed_word_within_a_paired_line() -> None:
     (rendered,) = render_patch(diff)
     marked = _by_class(rendered.html, "span", INTRA_CLASS)
     assert [cell_text(el) for el in marked] == ["bar", "baz"]
-    # The mark sits on a Pygments token span, not around markup.
-    assert all("n" in el.classes for el in marked)
+    # The mark is a span of its own around the changed name (names are plain text), never
+    # around markup.
+    assert all(el.classes == {INTRA_CLASS} for el in marked)
+    # On a coloured token it is that token's span, with the token's class.
+    diff = _udiff(['x = "bar"'], ['x = "baz"'])
+    (rendered,) = render_patch(diff)
+    marked = _by_class(rendered.html, "span", INTRA_CLASS)
+    assert marked and all("s2" in el.classes for el in marked)
 
 
 def test_it_leaves_unrelated_replacements_unmarked() -> None:
@@ -188,9 +196,9 @@ def test_it_paginates_large_files() -> None:
 def test_it_switches_highlighting_off_above_the_thresholds() -> None:
     small = _udiff(["x = 1"], ["x = 2"])
     assert render_patch(small)[0].highlighted
-    assert '<span class="n">' in render_patch(small)[0].html
+    assert '<span class="mi' in render_patch(small)[0].html
     (plain,) = render_patch(small, options=RenderOptions(highlight_max_lines=0))
-    assert not plain.highlighted and '<span class="n">' not in plain.html
+    assert not plain.highlighted and '<span class="mi' not in plain.html
     long_line = _udiff(["x = 1"], ["x = '" + "a" * 5_000 + "'"])
     assert not render_patch(long_line)[0].highlighted
 
@@ -219,3 +227,22 @@ def test_it_ignores_an_old_file_when_hunks_point_past_its_end() -> None:
     diff = "--- a/m.py\n+++ b/m.py\n@@ -900000,0 +900001,1 @@\n+x = 1\n"
     (rendered,) = render_patch(diff, old_files={"m.py": "a = 1\n"})
     assert rendered.added == 1 and "d-gap" in rendered.html
+
+
+def test_tokens_the_style_does_not_colour_are_plain_text() -> None:
+    # Names and punctuation (half of all tokens) have no colour in the page's style: as spans
+    # they were elements the browser parsed, styled and laid out for nothing.
+    diff = _udiff(["x = 1"], ["result = compute(x, y)  # two"])
+    (rendered,) = render_patch(diff)
+    new = [cell_text(c) for c in code_cells(rendered.html, "new", "ins")]
+    assert new == ["result = compute(x, y)  # two"]
+    html = rendered.html
+    assert '<td class="d-code ins">result <span class="o">=</span> compute(x, y)  ' in html
+    assert '<span class="c1"># two</span>' in html
+    assert '<span class="n">' not in html and '<span class="p">' not in html
+
+
+def test_the_pages_style_colours_exactly_the_classes_the_highlighter_keeps() -> None:
+    css = (Path(__file__).resolve().parents[2] / "static/review/review.css").read_text()
+    rules = set(re.findall(r"^\.d-code \.([a-z0-9]+) \{", css, re.M))
+    assert rules == STYLED_CLASSES

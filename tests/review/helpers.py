@@ -60,7 +60,9 @@ def with_panel_fragments(client: Any, assignment: Any, page: str) -> str:
 
     from django.urls import reverse
 
-    shells = re.findall(r'<section class="rv-panel"[^>]*data-token="([^"]+)"([^>]*)>', page)
+    shells = re.findall(
+        r'<section class="rv-panel(?: is-current)?"[^>]*data-token="([^"]+)"([^>]*)>', page
+    )
     for token, rest in shells:
         if "data-loaded" in rest:
             continue

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import gzip
 import re
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 
 from review.diffs import parse_patch, render_file
@@ -107,8 +109,8 @@ def test_render_file_keeps_the_folded_rows_for_other_pages():
     diff = "--- a/x.py\n+++ b/x.py\n@@ -10,1 +10,1 @@\n-a = 1\n+a = 2\n"
     old = "".join(f"line_{i} = {i}\n" for i in range(1, 30)).replace("line_10 = 10", "a = 1")
     rendered = render_file(parse_patch(diff)[0], old_text=old)
-    assert 'class="d-collapsed"' in rendered.html and ">line_2</span>" in rendered.html
-    assert ">line_2</span>" not in rendered.lean_html
+    assert 'class="d-collapsed"' in rendered.html and '">line_2 ' in rendered.html
+    assert '">line_2 ' not in rendered.lean_html
     assert BLOCK.search(rendered.lean_html)
 
 
@@ -173,3 +175,52 @@ def test_pages_are_compressed_but_not_posts_or_reflected_queries(client, mine):
         reverse("login"), {"next": "/review/" + "x" * 300}, HTTP_ACCEPT_ENCODING="gzip"
     )
     assert not login.has_header("Content-Encoding")
+
+
+IMPORT = re.compile(r'^import\b[^"]*"(\./[^"]+)";', re.M)
+PRELOAD = re.compile(r'<link rel="modulepreload" href="([^"]+)">')
+
+
+def _import_graph(entry: Path) -> set[str]:
+    """Every module `entry` imports, directly or not, as paths under static/."""
+    static = entry.parents[1]
+    seen: set[str] = set()
+    todo = [entry]
+    while todo:
+        module = todo.pop()
+        for name in IMPORT.findall(module.read_text()):
+            target = (module.parent / name).resolve()
+            key = target.relative_to(static).as_posix()
+            if key not in seen:
+                seen.add(key)
+                todo.append(target)
+    return seen
+
+
+def test_the_page_preloads_every_module_its_script_imports(client, mine):
+    # The browser finds a module's imports only once it has compiled that module, which waits
+    # for the main thread while the diff is parsed: each module is named in the head instead.
+    html = client.get(reverse("review:page", args=[mine.pk])).content.decode()
+    head = html.split("</head>", 1)[0]
+    assert '<script type="module" src="/static/review/review.js">' in head
+    preloaded = {href.removeprefix("/static/") for href in PRELOAD.findall(head)}
+    entry = Path(settings.BASE_DIR) / "static" / "review" / "review.js"
+    graph = _import_graph(entry)
+    assert len(graph) > 5
+    assert preloaded == graph
+
+
+def test_the_page_marks_the_candidate_it_brings_as_current(client, mine):
+    # Shown as the page arrives, before any script: the style hides every other panel when
+    # script runs (`@media (scripting: enabled)`), not through a class the script sets.
+    first, *others = list(mine.candidates.order_by("position"))
+    html = client.get(reverse("review:page", args=[mine.pk])).content.decode()
+    assert f'<section class="rv-panel is-current" id="cand-{first.alias}"' in html
+    assert html.count('class="rv-panel is-current"') == 1
+    assert html.count('class="rv-tab is-current"') == 1
+    assert f'class="rv-tab is-current" href="?c={first.alias}#' in html
+    for c in others:
+        assert f'<section class="rv-panel" id="cand-{c.alias}"' in html
+    css = (Path(settings.BASE_DIR) / "static" / "review" / "review.css").read_text()
+    assert "@media (scripting: enabled) { .rv-panel:not(.is-current) { display: none; } }" in css
+    assert not re.search(r"^\.js ", css, re.M)

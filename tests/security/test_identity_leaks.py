@@ -174,7 +174,9 @@ def test_no_planted_identity_mark_reaches_the_reviewer(client: Client) -> None:
     record("submit", client.post(reverse("review:submit", args=[mine.pk]), **JSON))
     after = record("page after", client.get(page_url))
     # The other candidates' panels after the reveal, as the page script fetches them.
-    shown = re.search(r'<section class="rv-panel"[^>]*data-token="([^"]+)"[^>]*data-loaded', after)
+    shown = re.search(
+        r'<section class="rv-panel(?: is-current)?"[^>]*data-token="([^"]+)"[^>]*data-loaded', after
+    )
     assert shown
     for n, c in enumerate(candidates):
         if c.token == shown.group(1):

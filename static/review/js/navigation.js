@@ -23,16 +23,18 @@ export function showPanel(ctx, panel, opts) {
 }
 
 function reveal(ctx, panel, opts) {
-  // Scrolled first, while the layout is still the one on screen: scrolling after the switch
-  // would make the browser lay out the new panel then and there, and again for the frame.
-  if (!(opts && opts.keepScroll)) window.scrollTo({ top: 0 });
+  // Scrolled and the URL replaced first, while the layout is still the one on screen: either
+  // after the switch would make the browser lay out the new panel then and there (replaceState
+  // saves the scroll position, which needs the layout), and again for the frame. Not scrolled
+  // on arrival: the page is at its top, and a scroll would lay out the whole page as parsed.
+  if (ctx.current && !(opts && opts.keepScroll)) window.scrollTo({ top: 0 });
+  // Not on arrival without a hash: the browser scrolls to the URL's fragment once the page has
+  // loaded, and would then jump past what the page chose to show (the end card after Submit).
+  if (!(opts && opts.quiet) || window.location.hash) history.replaceState(null, "", "#" + panel.id);
   ctx.current = panel;
   placeLabelForm(ctx, panel);
   for (const p of ctx.panels) p.classList.toggle("is-current", p === panel);
   for (const t of ctx.tabs) t.classList.toggle("is-current", t.dataset.token === panel.dataset.token);
-  // Not on arrival without a hash: the browser scrolls to the URL's fragment once the page has
-  // loaded, and would then jump past what the page chose to show (the end card after Submit).
-  if (!(opts && opts.quiet) || window.location.hash) history.replaceState(null, "", "#" + panel.id);
   setCursor(ctx, null);
   ctx.currentFile = panel.querySelector(".rv-file");
   markFile(ctx);
