@@ -10,7 +10,11 @@ changed stretches that way and copies the rest; `lex_side` records the state sta
 line start so that it can. A shared base file is lexed once per group through a `LexCache`.
 
 Regex lookahead and lookbehind can see past a token: copying starts `MARGIN` lines after a
-difference and stops `MARGIN` lines before the next, in text both sides hold. Lexers that are
+difference and stops `MARGIN` lines before the next, in text both sides hold. Some rules look
+any number of lines ahead (HtmlLexer's script content runs to the closing tag; an unclosed
+comment or docstring rule scans to the end of the text before it fails): a line where such a
+rule was tried (`Lexed.far`, found by `far_guards`) is never copied unless everything after it
+is the same on both sides. Lexers that are
 not a plain `RegexLexer` (their own `get_tokens_unprocessed`, an `ExtendedRegexLexer`'s
 context, `TextLexer`) have no readable state: their sides are lexed whole.
 """
@@ -18,12 +22,13 @@ context, `TextLexer`) have no readable state: their sides are lexed whole.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Protocol
 
 from pygments.lexer import ExtendedRegexLexer, Lexer, RegexLexer
@@ -48,6 +53,8 @@ class Lexed:
 
     lines: tuple[tuple[Piece, ...], ...]
     states: tuple[State | None, ...]
+    # Lines where a rule that can look any number of lines ahead was tried (see `far_guards`).
+    far: frozenset[int] = frozenset()
 
 
 class LexCache(Protocol):
@@ -119,12 +126,240 @@ def _transition(statestack: list[str], new_state: Any) -> None:
         raise ValueError(f"wrong state def: {new_state!r}")
 
 
+def _anywhere(_text: str, _pos: int) -> bool:
+    return True
+
+
+# A state's guard (see `far_guards`): None where no rule looks far, ALWAYS where one may at
+# any position, else a match that succeeds where one may.
+ALWAYS: Callable[[str, int], object] = _anywhere
+Guards = Callable[[str, int], object] | None
+# The flags a rule's part keeps inside a state's one guard pattern.
+_SCOPED = re.IGNORECASE | re.MULTILINE | re.DOTALL
+
+try:  # the standard library's own regex parser and compiler (private; without them, no guards)
+    _parser: Any = importlib.import_module("re._parser")
+    _compiler: Any = importlib.import_module("re._compiler")
+    _c: Any = importlib.import_module("re._constants")
+    _REPEATS = (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT)
+    _ONE_CHAR = (_c.LITERAL, _c.NOT_LITERAL, _c.ANY, _c.IN, _c.CATEGORY)
+    _SPACES = (_c.CATEGORY_SPACE, _c.CATEGORY_UNI_SPACE)
+except (ImportError, AttributeError):  # pragma: no cover (CPython has them)
+    _parser = _compiler = _c = None
+
+
+def _spaces_only(op: Any, av: Any) -> bool:
+    """Whether a one-character item matches only whitespace (then a repeat of it crosses
+    lines only through blank ones, which MARGIN's lines of context do not count on)."""
+    if op is _c.LITERAL:
+        return chr(av).isspace()
+    if op is _c.CATEGORY:
+        return av in _SPACES
+    if op is _c.IN:
+        for sub, arg in av:
+            if sub is _c.LITERAL and chr(arg).isspace():
+                continue
+            if sub is _c.RANGE and all(chr(c).isspace() for c in range(arg[0], arg[1] + 1)):
+                continue
+            if sub is _c.CATEGORY and arg in _SPACES:
+                continue
+            return False
+        return True
+    return False
+
+
+def _children(op: Any, av: Any, flags: int) -> list[tuple[Any, int]]:
+    """The sequences nested in one parsed item, with the flags they are matched under."""
+    if op in _REPEATS:
+        return [(av[2], flags)]
+    if op is _c.SUBPATTERN:
+        return [(av[3], (flags | av[1]) & ~av[2])]
+    if op is _c.ATOMIC_GROUP:
+        return [(av, flags)]
+    if op is _c.BRANCH:
+        return [(alt, flags) for alt in av[1]]
+    if op in (_c.ASSERT, _c.ASSERT_NOT):
+        return [(av[1], flags)]
+    if op is _c.GROUPREF_EXISTS:
+        return [(b, flags) for b in av[1:] if b is not None]
+    return []
+
+
+def _crosses_lines(body: Any, state: Any, flags: int) -> bool:
+    """Whether a repeated pattern can match a line break that is not mere whitespace in
+    between lines: one of its one-character items matches "\n" (asked of the regex engine)
+    and not only whitespace, or it repeats a group's text (which may hold line breaks)."""
+    for op, av in body:
+        if op in _ONE_CHAR:
+            one = _compiler.compile(_parser.SubPattern(state, [(op, av)]), flags)
+            if one.fullmatch("\n") and not _spaces_only(op, av):
+                return True
+        elif op is _c.GROUPREF or any(
+            _crosses_lines(seq, state, f) for seq, f in _children(op, av, flags)
+        ):
+            return True
+    return False
+
+
+def _cut(seq: Any, state: Any, flags: int, tail: bool) -> tuple[list[Any], bool]:
+    """`seq` up to its first item that may scan any number of lines ahead, and whether there
+    was one: a repeat of something crossing lines (`_crosses_lines`) with more to match after
+    it (at the pattern's end it only takes the lines it matches), or a construct holding one.
+    Every match attempt that reaches such an item has matched the part before it."""
+    out: list[Any] = []
+    items = list(seq)
+    for i, (op, av) in enumerate(items):
+        last = tail and (i == len(items) - 1 or _to_line_end(items, i, flags))
+        cut, far = _cut_item(op, av, state, flags, last)
+        if far:
+            if cut is not None:
+                out.append(cut)
+            return out, True
+        out.append((op, av))
+    return out, False
+
+
+def _to_line_end(items: Sequence[Any], i: int, flags: int) -> bool:
+    """Whether items[i] is a lazy repeat that ends the pattern at the first line end after it
+    ("//.*?$", ".+?\\n"): it stops there (the text always ends with one), looking no further."""
+    if i != len(items) - 2 or items[i][0] is not _c.MIN_REPEAT:
+        return False
+    op, av = items[i + 1]
+    return (op is _c.LITERAL and av == 10) or (
+        op is _c.AT and av is _c.AT_END and bool(flags & re.MULTILINE)
+    )
+
+
+def _cut_item(op: Any, av: Any, state: Any, flags: int, last: bool) -> tuple[Any, bool]:
+    """One item of `_cut`: the item cut before its first part that may scan far (None: cut
+    before the item itself), and whether it has one."""
+    sub = partial(_parser.SubPattern, state)
+    if op in _REPEATS:
+        far = _cut(av[2], state, flags, False)[1] or (
+            not last and av[1] > 1 and _crosses_lines(av[2], state, flags)
+        )
+        return None, far
+    if op is _c.SUBPATTERN:
+        cut, far = _cut(av[3], state, (flags | av[1]) & ~av[2], last)
+        return (op, (av[0], av[1], av[2], sub(cut))), far
+    if op is _c.ATOMIC_GROUP:
+        cut, far = _cut(av, state, flags, last)
+        return (op, sub(cut)), far
+    if op is _c.BRANCH:
+        cuts = [_cut(alt, state, flags, last) for alt in av[1]]
+        return (op, (av[0], [sub(c) for c, _ in cuts])), any(f for _, f in cuts)
+    if op in (_c.ASSERT, _c.ASSERT_NOT):
+        # Reaching the item inside means what comes before it matched, negated or not.
+        cut, far = _cut(av[1], state, flags, False)
+        return (_c.ASSERT, (av[0], sub(cut))), far
+    if op is _c.GROUPREF_EXISTS:
+        return None, any(_cut(b, state, flags, last)[1] for b in av[1:] if b is not None)
+    return None, False
+
+
+@lru_cache(maxsize=4096)
+def _far_cut(pattern: re.Pattern[str]) -> tuple[Any, int] | bool | None:
+    """Where a rule may scan any number of lines ahead of the position it is tried at: None
+    nowhere, True anywhere (or the pattern cannot be read), else where the parsed rule up to
+    the first item that may (see `_cut`), returned with its flags, matches."""
+    if _parser is None:
+        return True
+    try:
+        parsed = _parser.parse(pattern.pattern, pattern.flags)
+        cut, far = _cut(parsed, parsed.state, pattern.flags, True)
+    except Exception:  # a private module's shape changed: far everywhere
+        return True
+    if not far:
+        return None
+    if not cut:
+        return True
+    return _parser.SubPattern(parsed.state, cut), pattern.flags
+
+
+def _ungrouped(seq: Any, state: Any) -> Any:
+    """A parsed pattern with its groups made non-capturing (to join patterns into one);
+    ValueError where it refers to a group."""
+    items: list[Any] = []
+    for op, av in seq:
+        if op is _c.SUBPATTERN:
+            items.append((op, (None, av[1], av[2], _ungrouped(av[3], state))))
+        elif op in _REPEATS:
+            items.append((op, (av[0], av[1], _ungrouped(av[2], state))))
+        elif op is _c.ATOMIC_GROUP:
+            items.append((op, _ungrouped(av, state)))
+        elif op is _c.BRANCH:
+            items.append((op, (av[0], [_ungrouped(alt, state) for alt in av[1]])))
+        elif op in (_c.ASSERT, _c.ASSERT_NOT):
+            items.append((op, (av[0], _ungrouped(av[1], state))))
+        elif op in (_c.GROUPREF, _c.GROUPREF_EXISTS):
+            raise ValueError("a group reference")
+        else:
+            items.append((op, av))
+    return _parser.SubPattern(state, items)
+
+
+def _line_start_only(rules: Sequence[tuple[Any, Any, Any]]) -> bool:
+    """Whether every part `_far_cut` keeps of the rules starts with a multi-line "^"."""
+    patterns = [getattr(rule[0], "__self__", None) for rule in rules]
+    cuts = [_far_cut(p) if isinstance(p, re.Pattern) else True for p in patterns]
+    kept = [cut for cut in cuts if cut is not None]
+    return bool(kept) and all(
+        isinstance(cut, tuple)
+        and bool(cut[1] & re.MULTILINE)
+        and len(cut[0]) > 0
+        and cut[0][0] == (_c.AT, _c.AT_BEGINNING)
+        for cut in kept
+    )
+
+
+def far_guards(rules: Sequence[tuple[Any, Any, Any]]) -> Guards:
+    """A state's guard: a match that succeeds where one of its rules may look any number of
+    lines ahead (its rules' `_far_cut` parts joined into one pattern: one call a token)."""
+    cuts: list[tuple[Any, int]] = []
+    for rexmatch, _action, _new_state in rules:
+        pattern = getattr(rexmatch, "__self__", None)
+        if not isinstance(pattern, re.Pattern) or not isinstance(pattern.pattern, str):
+            return ALWAYS
+        cut = _far_cut(pattern)
+        if cut is True:
+            return ALWAYS
+        if isinstance(cut, tuple):
+            cuts.append(cut)
+    if not cuts:
+        return None
+    try:
+        state = _parser.State()
+        alts = [
+            _parser.SubPattern(
+                state, [(_c.SUBPATTERN, (None, flags & _SCOPED, 0, _ungrouped(tree, state)))]
+            )
+            for tree, flags in cuts
+        ]
+        joined = _compiler.compile(_parser.SubPattern(state, [(_c.BRANCH, (None, alts))]), 0)
+        match: Callable[[str, int], object] = joined.match
+        return match
+    except Exception:  # a group reference (or the parser's shape): one pattern at a time
+        one_by_one = [_compiler.compile(tree, flags).match for tree, flags in cuts]
+        return lambda text, pos: any(m(text, pos) for m in one_by_one)
+
+
 class _FusedStates(dict[str, "_Fused | None"]):
     """One lexer class's states, each with its rules fused (`_fused`) or None, on first use."""
 
     def __init__(self, tokendefs: Mapping[str, Sequence[tuple[Any, Any, Any]]]) -> None:
         super().__init__()
         self.tokendefs = tokendefs
+        self.guards: dict[str, Guards] = {}
+        # States whose guard can match only at a line start ("^…" rules): asked only there.
+        self.at_line_start: set[str] = set()
+
+    def guards_of(self, state: str) -> Guards:
+        """The state's `far_guards`, on first use."""
+        if state not in self.guards:
+            self.guards[state] = far_guards(self.tokendefs[state])
+            if _line_start_only(self.tokendefs[state]):
+                self.at_line_start.add(state)
+        return self.guards[state]
 
     def __missing__(self, state: str) -> _Fused | None:
         fused = self[state] = _fused(self.tokendefs[state])
@@ -219,35 +454,45 @@ def _one_by_one(
     return None, None
 
 
-def _regex_run(
+def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
     lexer: RegexLexer,
     text: str,
     pos: int,
     stack: State,
     starts: Sequence[int],
     stop: Callable[[int, State], bool],
-) -> tuple[list[tuple[_TokenType, str]], dict[int, State], int | None]:
+) -> tuple[list[tuple[_TokenType, str]], dict[int, State], int | None, list[int]]:
     """Pygments' `RegexLexer.get_tokens_unprocessed` loop (2.x, the same steps), from `pos`
-    in state `stack`, noting the stack at every line start it reaches between tokens.
+    in state `stack`, noting the stack at every line start it reaches between tokens, and
+    the positions where a rule that may look any number of lines ahead was tried.
 
     Each state's rules are tried as one fused regex where they fuse (`_fused`: the same
     first matching rule, found in one call), else one by one as Pygments does.
 
     `stop(line, stack)` is asked at each such line start after `pos` and ends the run there.
-    Returns the tokens, the noted stacks by line index, and the line it stopped at (None: the
-    end of the text).
+    Returns the tokens, the noted stacks by line index, the line it stopped at (None: the
+    end of the text), and those positions.
     """
     tokendefs: Any = getattr(lexer, "_tokens")  # noqa: B009 (set by RegexLexerMeta, untyped)
     table = fused_states(lexer)
     statestack = list(stack)
     statetokens = tokendefs[statestack[-1]]
     fused = table[statestack[-1]]
+    guards = table.guards_of(statestack[-1])
+    anchored = statestack[-1] in table.at_line_start
+    far: list[int] = []
     tokens: list[tuple[_TokenType, str]] = []
     append = tokens.append
     states: dict[int, State] = {}
     end, last = len(text), pos
     k = bisect_right(starts, pos)
     while True:
+        if (
+            guards is not None
+            and (not anchored or pos == 0 or text[pos - 1] == "\n")
+            and guards(text, pos)
+        ):
+            far.append(pos)
         if fused is not None:
             m = fused.match(text, pos)
             rule = None if m is None else fused.rules[m.lastindex or 0]
@@ -267,6 +512,8 @@ def _regex_run(
                 _transition(statestack, new_state)
                 statetokens = tokendefs[statestack[-1]]
                 fused = table[statestack[-1]]
+                guards = table.guards_of(statestack[-1])
+                anchored = statestack[-1] in table.at_line_start
         else:
             if pos >= end:
                 break
@@ -274,6 +521,8 @@ def _regex_run(
                 statestack = ["root"]
                 statetokens = tokendefs["root"]
                 fused = table["root"]
+                guards = table.guards_of("root")
+                anchored = "root" in table.at_line_start
                 append((Whitespace, "\n"))
             else:
                 append((Error, text[pos]))
@@ -288,8 +537,12 @@ def _regex_run(
             state = tuple(statestack)
             states[k] = state
             if stop(k, state):
-                return tokens, states, k
-    return tokens, states, None
+                return tokens, states, k, far
+    return tokens, states, None, far
+
+
+def _lines_of(positions: Sequence[int], starts: Sequence[int]) -> set[int]:
+    return {bisect_right(starts, p) - 1 for p in positions}
 
 
 def _split(tokens: Sequence[tuple[_TokenType, str]], count: int) -> list[tuple[Piece, ...]]:
@@ -338,13 +591,16 @@ def lex_side(lexer: Lexer, lines: Sequence[str], *, cache: LexCache | None = Non
     starts = _line_starts(lines)
     if _readable(lexer):
         assert isinstance(lexer, RegexLexer)
-        tokens, noted, _ = _regex_run(lexer, text, 0, ("root",), starts, lambda _k, _s: False)
+        run = _regex_run(lexer, text, 0, ("root",), starts, lambda _k, _s: False)
+        tokens, noted, _, far = run
         noted[0] = ("root",)
         states = tuple(noted.get(i) for i in range(len(lines)))
+        far_lines = frozenset(_lines_of(far, starts))
     else:
         tokens = [(t, v) for _, t, v in lexer.get_tokens_unprocessed(text)]
         states = (None,) * len(lines)
-    lexed = Lexed(tuple(_split(tokens, len(lines))), states)
+        far_lines = frozenset()
+    lexed = Lexed(tuple(_split(tokens, len(lines))), states, far_lines)
     if cache is not None:
         cache.set(key, lexed)
     return lexed
@@ -373,19 +629,24 @@ def _runs(
 def _copy_until(
     t: int, n: int, ref_of: list[int], after: list[int], ref: Lexed, ref_count: int
 ) -> int | None:
-    """Where copying from line t ends: n when the shared run reaches the end of both texts,
-    else the last line start, at most `MARGIN` lines before the run ends, whose state the
-    reference noted (the lexer restarts there). None: no such line."""
+    """Where copying from line t ends: n when the shared run reaches the end of both texts
+    (then what any rule looks ahead at is the same), else the last line start, at most
+    `MARGIN` lines before the run ends and no later than its first line where a rule looked
+    far ahead (`Lexed.far`), whose state the reference noted (the lexer restarts there).
+    None: no such line."""
     end = t + after[t]  # last line of the run
     if end == n - 1 and ref_of[end] == ref_count - 1:
         return n
-    for u in range(end - MARGIN + 1, t, -1):
+    limit = end - MARGIN + 1
+    if ref.far:
+        limit = min(limit, next((u for u in range(t, limit + 1) if ref_of[u] in ref.far), limit))
+    for u in range(limit, t, -1):
         if ref.states[ref_of[u]] is not None:
             return u
     return None
 
 
-def lex_against(
+def lex_against(  # noqa: C901 (copying and lexing alternate in one loop)
     lexer: Lexer,
     lines: Sequence[str],
     ref: Lexed,
@@ -404,12 +665,16 @@ def lex_against(
     def can_copy(t: int) -> bool:
         r = ref_of[t]
         # At the very start nothing lies behind to look back at; elsewhere MARGIN lines do.
-        return r >= 0 and after[t] >= MARGIN and (before[t] >= MARGIN or t == r == 0)
+        if not (r >= 0 and after[t] >= MARGIN and (before[t] >= MARGIN or t == r == 0)):
+            return False
+        # A line where a rule looked far ahead is copied only with all that follows it.
+        return r not in ref.far or (t + after[t] == n - 1 and ref_of[n - 1] == len(ref_lines) - 1)
 
     text = "\n".join(lines) + "\n"
     starts = _line_starts(lines)
     out: list[tuple[Piece, ...]] = []
     states: list[State | None] = [None] * n
+    far: set[int] = set()
     t = 0
     stack: State = ("root",)
     states[0] = stack
@@ -420,6 +685,8 @@ def lex_against(
                 for u in range(t, copied):
                     out.append(ref.lines[ref_of[u]])
                     states[u] = ref.states[ref_of[u]]
+                    if ref_of[u] in ref.far:
+                        far.add(u)
                 if copied >= n:
                     break
                 t = copied
@@ -431,7 +698,8 @@ def lex_against(
         def stop(k: int, state: State, start: int = t) -> bool:
             return k > start and can_copy(k) and ref.states[ref_of[k]] == state
 
-        tokens, noted, at = _regex_run(lexer, text, starts[t], stack, starts, stop)
+        tokens, noted, at, far_at = _regex_run(lexer, text, starts[t], stack, starts, stop)
+        far |= _lines_of(far_at, starts)
         end = n if at is None else at
         LEX_STATS["lines"] += end - t
         out.extend(_split(tokens, end - t))
@@ -442,4 +710,4 @@ def lex_against(
         t, stack = at, noted[at]
     if len(out) != n:
         raise ValueError("lines lost while lexing against the reference")
-    return Lexed(tuple(out), tuple(states))
+    return Lexed(tuple(out), tuple(states), frozenset(far))

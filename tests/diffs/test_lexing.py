@@ -18,6 +18,7 @@ from review.diffs import Lexed, RenderOptions, parse_patch, render_file, render_
 from review.diffs.highlight import lexer_for
 from review.diffs.layout import Row, rows_from_hunks
 from review.diffs.lexing import (
+    ALWAYS,
     LEX_STATS,
     _readable,
     css_class,
@@ -130,6 +131,24 @@ def test_it_lexes_any_edit_as_pygments_does_whole(
     new = [source[i % len(source)] for i in b]
     if old != new:
         _against(path, old, new, n)
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new"),
+    [
+        # HtmlLexer's script content runs up to a closing tag however many lines later: on the
+        # old side (none) each line ends the script, on the new side the lines before the
+        # closing tag are one script token, though they are the same lines.
+        ("x.html", ["<script>", "<p>", "<p>", "<p>"], ["<script>", "<p>", "<p>", "</script>"]),
+        # A fenced code block is one token up to its closing fence, wherever that is.
+        ("x.md", ["```", "code"], ["```", "code", "```"]),
+    ],
+)
+@pytest.mark.parametrize("n", [0, 1, 2, 3])
+def test_it_relexes_what_a_rule_looked_ahead_at_across_lines(
+    path: str, old: list[str], new: list[str], n: int
+) -> None:
+    _against(path, old, new, n)
 
 
 def test_it_relexes_what_follows_a_change_of_state() -> None:
@@ -248,3 +267,17 @@ def test_most_states_of_common_lexers_fuse() -> None:
         table = fused_states(lexer)  # type: ignore[arg-type]
         fused = [table[state] is not None for state in tokendefs]
         assert sum(fused) >= 0.8 * len(fused), path
+
+
+def test_it_knows_where_a_rule_may_look_any_number_of_lines_ahead() -> None:
+    # Script content runs to its closing tag from wherever it starts.
+    html = fused_states(lexer_for("x.html"))  # type: ignore[arg-type]
+    assert html.guards_of("script-content") is ALWAYS
+    # Python's docstring rule scans for the closing quotes only after opening ones.
+    guard = fused_states(lexer_for("m.py")).guards_of("root")  # type: ignore[arg-type]
+    assert guard is not None and guard is not ALWAYS
+    text = 'x = 1\n"""doc\n'
+    assert not guard(text, 0) and guard(text, 6)
+    # A line comment ends at its line's end: JavaScript's root looks far only for others.
+    js = fused_states(lexer_for("x.js")).guards_of("root")  # type: ignore[arg-type]
+    assert js is not None and not js("// c\n", 0) and js("/* c\n", 0)
