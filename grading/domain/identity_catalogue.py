@@ -21,7 +21,7 @@ How entries are matched (see redaction.py for the boundaries):
 
 from __future__ import annotations
 
-CATALOGUE_VERSION = "2026.12.1"
+CATALOGUE_VERSION = "2026.12.2"
 
 MODEL_STEMS: tuple[str, ...] = (
     "claude",
@@ -114,6 +114,8 @@ MODEL_TAIL_WORDS: tuple[str, ...] = (
     "gguf",
     "fp8",
     "distill",
+    "air",
+    "oss",
     "v",
 )
 

@@ -167,13 +167,20 @@ _TAIL_WORDS = _alternation(cat.MODEL_TAIL_WORDS, re.escape)
 # After a space only versions and the words that follow a family name in prose ("Claude 3.5
 # Sonnet", "Gemini Pro"), so "claude it" keeps its "it".
 _SPACED_TAIL = "sonnet|opus|haiku|code|pro|flash|mini|instant|turbo|coder|max"
+# A letter and a number as a name's segment: "kimi-k2", "deepseek-r1", "minimax-m1",
+# "qwen3-30b-a3b"; taken only after a separator (or a space: "Kimi K2"), never glued on.
+_LETTER_VERSION = r"[A-Za-z]\d+(?:\.\d+)*(?:[A-Za-z]\d*)?(?![A-Za-z])"
 _TAIL = (
     rf"(?:[-_.:@]?(?:{_VERSION}|(?:{_TAIL_WORDS})(?![A-Za-z]))"
-    rf"|[ ](?:{_VERSION}|(?:{_SPACED_TAIL})(?![A-Za-z])))*"
+    rf"|[-_.:@]{_LETTER_VERSION}"
+    rf"|[ ](?:{_VERSION}|[A-Za-z]\d+(?:\.\d+)*(?![A-Za-z0-9])|(?:{_SPACED_TAIL})(?![A-Za-z])))*"
 )
+# A too-ordinary stem needs a version, right after it ("gpt-4o"), as a lettered segment
+# ("minimax-m1") or after one tail word ("mistral-large-2411", "gpt-oss-120b").
 _MODEL = (
     rf"(?:{_alternation(cat.MODEL_STEMS)}){_TAIL}"
-    rf"|(?:{_alternation(cat.VERSIONED_STEMS)})[-_ ]?{_VERSION}{_TAIL}"
+    rf"|(?:{_alternation(cat.VERSIONED_STEMS)})"
+    rf"(?:[-_ ]?{_VERSION}|[-_]{_LETTER_VERSION}|[-_](?:{_TAIL_WORDS})[-_ ]{_VERSION}){_TAIL}"
 )
 # Addresses and links at the vendors' domains; "x.ai" only as an address (`x.ai` is code).
 _MAIL = (
