@@ -181,6 +181,9 @@ else:
         # sweep every interval × throttle seconds (kombu's defaults: 10 × 10).
         "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL_S", 10),
         "unacked_restore_throttle": env_int("CELERY_UNACKED_RESTORE_THROTTLE", 10),
+        # A worker killed during a sweep leaves the sweep's lock behind: no message comes back
+        # until it expires (kombu's default 300 s). A sweep takes milliseconds.
+        "unacked_mutex_expire": env_int("CELERY_UNACKED_MUTEX_EXPIRE_S", 60),
     }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -28,6 +28,9 @@ WORKER_ENV = {
     "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT_S),
     "CELERY_UNACKED_RESTORE_INTERVAL_S": "1",
     "CELERY_UNACKED_RESTORE_THROTTLE": "1",
+    # Sweeping every second, a worker is sometimes killed holding the sweep's lock; the next
+    # worker must not wait out kombu's 300 s for it.
+    "CELERY_UNACKED_MUTEX_EXPIRE_S": "3",
     "GAGAR_GRADER_SOFT_TIME_LIMIT_S": "5",
     "GAGAR_GRADER_TIME_LIMIT_S": "7",
     "GAGAR_GRADER_HEARTBEAT_S": "0.5",
