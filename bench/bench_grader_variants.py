@@ -16,6 +16,12 @@ measured here, outside the catalogue (none is shipped), with the engine's own vi
 * `narrating_text` / comments only: the shipped `narrating_comments` split into narrating
   comments and narrating help or message strings (the two regular expressions of `features`).
 
+Two more rows use the reviewers' rubric scores (the five 1-5 criteria of `reviews/`) as extra
+pairwise training rows, the feature set unchanged: "rubric breaks label ties" adds, for every pair
+a reviewer gave the same tier and rank, the one with the higher rubric sum as the better; "rubric
+orders" adds every pair the rubric sum orders and the label does not order the other way. Each
+row weighs as one of the reviewer's ordered pairs (`_design`'s pairwise weight).
+
 `--nested` chooses among the variants for each held-out task by an inner leave-one-task-out on
 the other 15 (κ + concordance, as `bench_grader_quality --nested` chooses C and the balance) and
 prints how often each is chosen and the nested figures.
@@ -35,6 +41,8 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -56,6 +64,7 @@ from grading.grader.analysis.fit import (  # noqa: E402
 from grading.grader.analysis.fit_default import SETTINGS, samples  # noqa: E402
 from grading.grader.analysis.group import GroupContext  # noqa: E402
 from review.analysis_fit import ratings  # noqa: E402
+from review.reviews_file import read_reviews  # noqa: E402
 from review.stats.gate import agreement_with_ci, paired_difference_with_ci  # noqa: E402
 from review.stats.gate_report import smaller_diff  # noqa: E402
 
@@ -165,6 +174,67 @@ def extra_kinds() -> Iterator[None]:
             BY_NAME.pop(name, None)
 
 
+Rubric = dict[tuple[str, str, str], int]  # (rater, task, patch sha) -> sum of the 5 scores
+
+
+def rubric_sums(data: Path) -> Rubric:
+    out: Rubric = {}
+    for path in sorted((data / "reviews").glob("rater-*.jsonl")):
+        reviews, problems = read_reviews(path)
+        if problems:
+            raise SystemExit(f"{path}: {problems[0]}")
+        for review in reviews:
+            for c in review.candidates:
+                out[(path.stem, review.instance_id, c.patch_sha256)] = sum(c.scores.values())
+    return out
+
+
+def _rubric_pairs(samples: list[Sample], sums: Rubric, mode: str) -> list[tuple[int, int]]:
+    """(better, worse) indices within a task from one reviewer's rubric sums (`mode` above)."""
+    by_task: dict[str, list[int]] = {}
+    for i, s in enumerate(samples):
+        by_task.setdefault(s.task, []).append(i)
+    out = []
+    for task, members in by_task.items():
+        for a in members:
+            for b in members:
+                for rater, la in samples[a].labels.items():
+                    lb = samples[b].labels.get(rater)
+                    if (
+                        lb is None
+                        or sums[(rater, task, samples[a].key)]
+                        <= sums[(rater, task, samples[b].key)]
+                    ):
+                        continue
+                    if la == lb or (mode == "orders" and not la > lb):
+                        out.append((a, b))
+    return out
+
+
+@contextlib.contextmanager
+def rubric_rows(sums: Rubric, mode: str) -> Iterator[None]:
+    """The fit's design with the rubric's pairs appended, for this block (restored after)."""
+    design = fit_code._design
+
+    def with_rubric(samples, features, pair_share, t2):  # type: ignore[no-untyped-def]
+        z, y, w = design(samples, features, pair_share, t2)
+        pairs = _rubric_pairs(list(samples), sums, mode)
+        if not pairs:
+            return z, y, w
+        x = [[s.values.get(f, 0.0) for f in features] for s in samples]
+        rows = [[xb - xa for xa, xb in zip(x[a], x[b], strict=True)] + [0.0, 0.0]
+                for a, b in pairs]  # fmt: skip
+        pair_weight = float(w[-1])  # the design's last row is a reviewer's ordered pair
+        return (np.vstack([z, rows]), np.concatenate([y, [1.0] * len(pairs)]),
+                np.concatenate([w, [pair_weight] * len(pairs)]))  # fmt: skip
+
+    fit_code._design = with_rubric  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        fit_code._design = design  # type: ignore[attr-defined]
+
+
 def variants() -> dict[str, list[str]]:
     shipped = list(NAMES)
     without = [f for f in shipped if f != "narrating_comments"]
@@ -237,6 +307,11 @@ def main() -> int:
         preds = {name: leave_one_task_out(base, **{**SETTINGS, "features": f})
                  for name, f in sets.items()}  # fmt: skip
         shipped = ratings(base, preds["shipped"])[0]
+        sums = rubric_sums(args.data)
+        for mode, label in (("ties", "rubric breaks label ties"), ("orders", "rubric orders")):
+            print(f"{label}: {len(_rubric_pairs(base, sums, mode))} extra pairwise rows")
+            with rubric_rows(sums, mode):
+                preds[label] = leave_one_task_out(base, **SETTINGS)
         for name, pred in preds.items():
             fig = point(base, pred)
             mine = ratings(base, pred)[0]
