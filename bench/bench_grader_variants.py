@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grading.diffs import Patch  # noqa: E402
+from grading.domain.reviews_file import read_reviews  # noqa: E402
 from grading.grader.analysis import features as feature_code  # noqa: E402
 from grading.grader.analysis import fit as fit_code  # noqa: E402
 from grading.grader.analysis import pyfacts  # noqa: E402
@@ -64,7 +65,6 @@ from grading.grader.analysis.fit import (  # noqa: E402
 from grading.grader.analysis.fit_default import SETTINGS, samples  # noqa: E402
 from grading.grader.analysis.group import GroupContext  # noqa: E402
 from review.analysis_fit import ratings  # noqa: E402
-from review.reviews_file import read_reviews  # noqa: E402
 from review.stats.gate import agreement_with_ci, paired_difference_with_ci  # noqa: E402
 from review.stats.gate_report import smaller_diff  # noqa: E402
 
