@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 
-from grading.models import GraderConfig
+from grading.models import Attempt, GraderConfig
 from review.analytics.exports import labels_export
 from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.package import package_export
@@ -114,6 +114,16 @@ def test_label_export_writes_rows_and_a_manifest(tmp_path, fmt):
     humans = df["human_tiers"].iloc[0]
     humans = json.loads(humans) if isinstance(humans, str) else list(humans)
     assert all(h["reviewer"].startswith("r_") for h in humans)
+
+
+def test_label_export_counts_reviewed_attempts_whose_ids_repeat_across_groups(tmp_path):
+    # SWE-bench attempts are named after their system, so every group has the same ids: the
+    # count took the distinct ids (11 "reviewed" of 88 on the shared data).
+    study3()
+    for attempt in Attempt.objects.all():
+        Attempt.objects.filter(pk=attempt.pk).update(external_id=f"system-{attempt.index}")
+    result = labels_export(fmt="jsonl", out_dir=tmp_path, batch=5)
+    assert result.counts["reviewed_attempts"] == 18  # 6 groups x 3 reviewed passers
 
 
 def test_label_export_for_one_configuration_has_one_row_per_attempt(tmp_path):
