@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from grading.models import Attempt, GraderConfig
 from review.analytics.exports import labels_export
@@ -175,6 +176,24 @@ def test_the_commands_export_with_progress(tmp_path):
         "export_package", "--out", str(tmp_path / "p"), "--format", "jsonl", stdout=out, stderr=err
     )
     assert (tmp_path / "p" / "attempts.jsonl").exists()
+
+
+def test_the_commands_take_a_campaign_by_name_or_id(tmp_path):
+    study = study3()
+    out = io.StringIO()
+    for n, ref in enumerate([study.campaign.name, str(study.campaign.pk)]):
+        call_command(
+            "export_labels", "--out", str(tmp_path / f"l{n}"), "--campaign", ref,
+            "--no-progress", stdout=out,
+        )  # fmt: skip
+        manifest = json.loads((tmp_path / f"l{n}" / "manifest.json").read_text())
+        assert manifest["filters"]["campaign"] == study.campaign.pk
+    call_command(
+        "export_package", "--out", str(tmp_path / "p"), "--campaign", study.campaign.name,
+        "--no-progress", stdout=out,
+    )  # fmt: skip
+    with pytest.raises(CommandError, match="--campaign: no campaign named 'nope'"):
+        call_command("export_labels", "--out", str(tmp_path / "x"), "--campaign", "nope")
 
 
 def test_the_export_page_downloads_a_zip_with_the_manifest(staff_client):
