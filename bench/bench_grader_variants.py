@@ -14,7 +14,10 @@ measured here, outside the catalogue (none is shipped), with the engine's own vi
 * `helper_missed`: share of the functions the reference newly calls (called on its added lines,
   not on its removed ones) that the candidate never calls on its added lines;
 * `narrating_text` / comments only: the shipped `narrating_comments` split into narrating
-  comments and narrating help or message strings (the two regular expressions of `features`).
+  comments and narrating help or message strings (the two regular expressions of `features`);
+* `edit_excess`: characters rewritten inside the changed blocks of the core files (difflib over
+  each run of removed and added lines, stripped) beyond the reference's, log(1 + n): a line
+  rewritten where a word would do (a minimality concern, capped at T2).
 
 Two more rows use the reviewers' rubric scores (the five 1-5 criteria of `reviews/`) as extra
 pairwise training rows, the feature set unchanged: "rubric breaks label ties" adds, for every pair
@@ -40,6 +43,7 @@ import statistics
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from difflib import SequenceMatcher
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +79,7 @@ EXTRA = {  # name -> (kind it is shrunk towards, max tier)
     "helper_missed": ("locality", 3),
     "narrating_text": ("noise", 2),
     "narrating_only_comments": ("noise", 2),
+    "edit_excess": ("locality", 2),
 }
 
 
@@ -131,6 +136,26 @@ def _narrating(ctx: GroupContext, patch: Patch) -> tuple[int, int]:
     return comments, texts
 
 
+def _rewritten(ctx: GroupContext, patch: Patch) -> int:
+    """Characters inserted or deleted within each run of removed and added core lines."""
+    total = 0
+    for fp in patch.files:
+        if not ctx.is_core(fp):
+            continue
+        for hunk in fp.hunks:
+            runs: list[tuple[list[str], list[str]]] = [([], [])]
+            for ln in hunk.lines:
+                if ln.kind in "-+":
+                    runs[-1][ln.kind == "+"].append(ln.content.strip())
+                elif runs[-1] != ([], []):
+                    runs.append(([], []))
+            for removed, added in runs:
+                ops = SequenceMatcher(None, "\n".join(removed), "\n".join(added), autojunk=False)
+                total += sum(max(i2 - i1, j2 - j1) for op, i1, i2, j1, j2 in ops.get_opcodes()
+                             if op != "equal")  # fmt: skip
+    return total
+
+
 def extra_values(task: Task) -> dict[str, dict[str, float]]:
     """key -> the extra features' values, reference given."""
     _, ctx, _ = observe(task.analysis_input())
@@ -152,6 +177,14 @@ def extra_values(task: Task) -> dict[str, dict[str, float]]:
         comments, texts = _narrating(ctx, patch)
         values["narrating_only_comments"] = math.log1p(comments)
         values["narrating_text"] = math.log1p(texts)
+        excess: float
+        if ref is not None:
+            excess = _rewritten(ctx, patch) - _rewritten(ctx, ref)
+        else:
+            excess = _rewritten(ctx, patch) - statistics.median(
+                _rewritten(ctx, p) for k, p in ctx.patches.items() if k != key
+            )
+        values["edit_excess"] = math.log1p(max(0.0, excess))
         out[key] = values
     return out
 
@@ -250,6 +283,7 @@ def variants() -> dict[str, list[str]]:
         "narrating split: comments, strings": [*without, "narrating_only_comments",
                                                "narrating_text"],
         "narrating strings only (comments dropped)": [*without, "narrating_text"],
+        "+ edit_excess": [*shipped, "edit_excess"],
     }  # fmt: skip
 
 
