@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_FIT_PATH)
     parser.add_argument("--check", action="store_true", help="fail if the shipped fit is stale")
     args = parser.parse_args(argv)
-    fit = make_fit(load(args.data), held_out_figures)
+    fit = make_fit(load(args.data), held_out_figures, task_ids=True)
     text = fit.to_json()
     if args.check:
         current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""

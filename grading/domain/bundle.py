@@ -151,7 +151,7 @@ class BundleReader:
         try:
             obj = safe_json.decode(text)
         except json.JSONDecodeError as exc:
-            raise self._fail(line, "", f"malformed JSON: {exc.msg} at column {exc.colno}") from exc
+            raise self._fail(line, "", f"malformed JSON: {safe_json.error_text(exc)}") from exc
         except safe_json.JsonLimitError as exc:
             raise self._fail(line, exc.path, exc.message) from exc
         return self.parse_object(obj, line)

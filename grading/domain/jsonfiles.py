@@ -216,7 +216,11 @@ class JsonReader:
                     # Without its line break: an error at the end is on this line.
                     text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8").rstrip("\r\n")
                 except UnicodeDecodeError as exc:
-                    raise _problem(source, line_no, f"not UTF-8 text ({why}): {exc}") from exc
+                    # The encoding, not the layout, is the problem: no "read as" reason here
+                    # (line 1 undecodable is neither complete nor cut off).
+                    raise _problem(
+                        source, line_no, f"not UTF-8 text: {exc}; save the file as UTF-8"
+                    ) from exc
                 value = self._parse(text, source, why, line_offset=line_no - 1)
                 yield JsonRow(source, line_no, "$", value)
 
@@ -281,7 +285,7 @@ class JsonReader:
         if comma is None:
             line = _line_of(text, exc.pos) + line_offset
             raise _problem(
-                source, line, f"not valid JSON ({why}): {exc.msg} at column {exc.colno}"
+                source, line, f"not valid JSON ({why}): {safe_json.error_text(exc)}"
             ) from exc
         comma_line = _line_of(text, comma) + line_offset
         if not self.lenient:
@@ -300,8 +304,8 @@ class JsonReader:
             raise _problem(
                 source,
                 line,
-                f"not valid JSON even without trailing commas ({why}): {again.msg} "
-                f"at column {again.colno}",
+                f"not valid JSON even without trailing commas ({why}): "
+                f"{safe_json.error_text(again)}",
             ) from again
         where = ", ".join(str(n + line_offset) for n in lines)
         self.notes.append(

@@ -164,8 +164,10 @@ def read_reviews(
     reviews: list[TaskReview] = []
     problems: list[ImportProblem] = []
     seen: dict[str, int | None] = {}
+    rows = 0
     try:
         for row in (reader or JsonReader()).rows(path):
+            rows += 1
             try:
                 review = _task_review(row)
             except ImportProblemError as exc:
@@ -184,6 +186,14 @@ def read_reviews(
             reviews.append(review)
     except ImportProblemError as exc:
         problems.append(exc.problem)
+        return reviews, problems
+    if not rows:
+        # Otherwise an empty file "imports" as a campaign without reviews, and succeeds.
+        problems.append(
+            ImportProblem(
+                str(path), None, "", "no reviews (the file is empty, blank or an empty list)"
+            )
+        )
     return reviews, problems
 
 

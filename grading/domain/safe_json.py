@@ -33,6 +33,13 @@ class JsonLimitError(ValueError):
         self.path = path
 
 
+def error_text(exc: json.JSONDecodeError) -> str:
+    """The decoder's message with its column: "Expecting ',' delimiter at column 7"; messages
+    that already end in "at" ("Unterminated string starting at") take the column directly."""
+    joint = " " if exc.msg.endswith(" at") else " at "
+    return f"{exc.msg}{joint}column {exc.colno}"
+
+
 def _parse_int(text: str) -> int:
     digits = len(text.lstrip("-"))
     if digits > MAX_INT_DIGITS:

@@ -194,6 +194,9 @@ def groups_import(  # noqa: C901
     """
     report = ImportReport()
     started = time.monotonic()
+    # (run, step, task) -> the line of its first group: a second one in the same input is a
+    # mistake, not a re-import (it was counted twice, or called an existing group).
+    seen: dict[tuple[str, int, str], int | None] = {}
     with transaction.atomic():
         for item in records:
             if on_group:
@@ -204,6 +207,11 @@ def groups_import(  # noqa: C901
             if isinstance(item, ImportProblem):
                 _note(report, item)
                 continue
+            key = (item.run, item.step, item.task_id)
+            if key in seen:
+                _note(report, _second_group(item, seen[key]))
+                continue
+            seen[key] = item.line
             report.attempts_read += len(item.attempts)
             report.attempts_passing += sum(1 for a in item.attempts if a.passed)
             report.attempts_binary += sum(
@@ -262,6 +270,17 @@ def groups_import(  # noqa: C901
         raise ImportFailedError(report)
     logger.info("import done", extra=event)
     return report
+
+
+def _second_group(record: GroupRecord, first: int | None) -> ImportProblem:
+    where = f"on line {first}" if first is not None else "earlier in this input"
+    return ImportProblem(
+        record.source,
+        record.line,
+        "$.task.id" if record.task is not None else "$.task_id",
+        f"task {record.task_id!r} in {record.run!r} step {record.step} has a group {where} "
+        "already: one group per task and step",
+    )
 
 
 def _note(report: ImportReport, problem: ImportProblem) -> None:

@@ -395,6 +395,8 @@ def agreement_payload(frame: Frame, *, filters: dict[str, Any], n_resamples: int
             "tasks": int(np.unique(frame.task).size),
             "graded": int(sel_view.graded.sum()),
             "compared": int((sel_view.graded & ~np.isnan(sl.cons.tier)).sum()),
+            # Graded, and judged an exploit by the consensus: no tier, but in the matrix.
+            "compared_exploit": int((sel_view.graded & (sl.cons.method == METHOD_EXPLOIT)).sum()),
         },
         "selected_config": (
             {"id": selected, "name": frame.configs[selected]} if selected is not None else None

@@ -471,7 +471,7 @@ def labels_export(
             rows = _rows(attempts, fits, filters)
             writer.write(rows)
             counts["attempts"] += len(attempts)
-            counts["reviewed_attempts"] += len({r["attempt_id"] for r in rows if r["n_reviews"]})
+            counts["reviewed_attempts"] += len({r["attempt_db_id"] for r in rows if r["n_reviews"]})
             counts["calibrated_rows"] += sum(r["calibrated_tier"] is not None for r in rows)
             if on_attempts:
                 on_attempts(len(attempts))

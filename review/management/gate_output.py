@@ -39,7 +39,13 @@ def render(report: GateReport) -> str:
         f"the grader's figures are {report.kind}; "
         "task-bootstrap 95% intervals"
     )
-    lines = [head, "", "| grader | against | n | " + " | ".join(COLUMNS) + " |"]
+    lines = [head]
+    if report.fitted_tasks:
+        lines.append(
+            f"in-sample: the fit was made on {report.fitted_tasks} of these "
+            f"{plural(report.tasks, 'task')}, so its figures here are not held out"
+        )
+    lines += ["", "| grader | against | n | " + " | ".join(COLUMNS) + " |"]
     lines.append("|---" * (len(COLUMNS) + 3) + "|")
     for row in report.rows:
         cells = " | ".join(_cell(row.stats.get(c)) for c in COLUMNS)

@@ -84,6 +84,14 @@ def synthetic_campaign_names(*, names: Iterable[str]) -> set[str]:
     )
 
 
+def campaign_by_name_or_id(*, ref: str) -> Campaign | None:
+    """The campaign named `ref`, else the one whose id it is (commands take either)."""
+    found = Campaign.objects.filter(name=ref).first()
+    if found is None and ref.isdigit():
+        found = Campaign.objects.filter(pk=int(ref)).first()
+    return found
+
+
 def campaigns_for_staff() -> QuerySet[Campaign]:
     """Every campaign, newest first, with how many of its groups are synthetic."""
     return Campaign.objects.annotate(n_synthetic=_n_synthetic()).order_by("-created_at")

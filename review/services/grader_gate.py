@@ -64,6 +64,9 @@ class GateReport:
     kind: str  # what the grader's figures are: "held out (leave-one-task-out)" or "its runs"
     ungraded_groups: list[int] = field(default_factory=list)
     fit: GraderFit | None = None
+    # How many of the tasks the configuration's fit was made on: its runs' figures on them
+    # are in-sample (0 for a fit's own leave-one-task-out figures).
+    fitted_tasks: int = 0
 
     @property
     def against_consensus(self) -> GateRow:
@@ -178,17 +181,22 @@ def grader_evaluate(
         )
     samples = samples_of(tasks)
     rows, rnd = gate_table(samples, preds, grader=config.name, n_resamples=n_resamples)
+    _, fitted = _fitted_on(config)
     return GateReport(
         config.name, list(campaign_names), len(tasks), len(samples), rows, rnd,
         "its grader runs", ungraded_groups=missing,
+        fitted_tasks=len({t.instance_id for t in tasks} & fitted),
     )  # fmt: skip
 
 
 def _fitted_on(config: GraderConfig) -> tuple[set[str], set[str]]:
-    """(campaign names, task ids) the configuration's current fit was made from."""
+    """(campaign names, task ids) the configuration's current fit was made from: the stored
+    one, else (an analysis configuration) the shipped fit, made from the shared reviews."""
     fit = grader_fit_current(config=config)
     if fit is None:
-        return set(), set()
+        if config.backend != GraderConfig.Backend.ANALYSIS:
+            return set(), set()
+        return set(), set(load_default_fit().trained_on.get("task_ids", []))
     trained = (fit.fit or {}).get("trained_on", {})
     return set(fit.campaigns or []), set(trained.get("task_ids", []))
 

@@ -48,7 +48,7 @@ class ReviewImportReport:
             return (
                 f"nothing written ({plural(len(self.problems), 'problem')}; the import is "
                 "all-or-nothing, "
-                "--partial imports the valid lines)"
+                "--partial imports the valid lines, if any)"
             )
         head = (
             f"campaign {self.campaign!r} (imported): {plural(self.created, 'review')} created, "
@@ -329,7 +329,10 @@ def reviews_import(
         )
         campaign.overlap = max(per_group, default=1)
         campaign.save(update_fields=["import_sources", "overlap"])
-        if report.problems and not partial:
+        # With partial, problems still refuse the import when no line got through (as the
+        # rollout import does): a campaign of nothing must not read as success.
+        imported = report.created + report.unchanged + report.replaced
+        if report.problems and (not partial or not imported):
             report.rolled_back = True
             transaction.set_rollback(True)
     if report.rolled_back:

@@ -12,6 +12,7 @@ from review.analytics.charts import bars, heatmap, nice_ticks, precise
 from review.analytics.filters import Filters
 from review.analytics.frame import load_frame
 from review.templatetags.review_tags import ci_interval, ci_label
+from tests.analytics.conftest import run_worker
 from tests.analytics.factories import grade_group, make_study, review_group
 
 
@@ -39,6 +40,25 @@ def test_exploit_candidates_are_a_row_and_column_and_have_their_own_rates():
     assert rates["exploit_rate"] == 0.0  # no attempt's status says exploit_confirmed
     assert rates["reviewer_exploit_rate"] == pytest.approx(4 / 16)
     assert rates["grader_exploit_rate"] == pytest.approx(2 / 8)
+
+
+@pytest.mark.django_db
+def test_the_headline_counts_what_the_confusion_matrix_counts(staff_client):
+    # "6 both graded and reviewed" sat above a matrix of 8: the exploit column was left out.
+    study = make_study(2, 4)
+    r1, r2 = study.reviewers
+    for group, atts in zip(study.groups, study.attempts, strict=True):
+        grade_group(group, atts, [1, 2, 3, 3])
+        review_group(study.campaign, group, atts, r1, ["t1", "t2", "t3", "exploit"])
+        review_group(study.campaign, group, atts, r2, ["t1", "t2", "t3", "exploit"])
+    counts = _payload()["counts"]
+    assert (counts["compared"], counts["compared_exploit"]) == (6, 2)
+    assert counts["reviews"] == 16  # one per reviewer and candidate: labels, not sessions
+    staff_client.get("/dashboards/")
+    run_worker()
+    text = " ".join(staff_client.get("/dashboards/").content.decode().split())
+    assert "(16 labels by 2 reviewers)" in text
+    assert "8 both graded and reviewed (2 of them judged exploits by the reviewers)" in text
 
 
 def test_axis_ticks_are_round_and_bar_labels_keep_their_precision():

@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
-from grading.models import GraderConfig
+from grading.models import Attempt, GraderConfig
 from review.analytics.exports import labels_export
 from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.package import package_export
@@ -116,6 +117,16 @@ def test_label_export_writes_rows_and_a_manifest(tmp_path, fmt):
     assert all(h["reviewer"].startswith("r_") for h in humans)
 
 
+def test_label_export_counts_reviewed_attempts_whose_ids_repeat_across_groups(tmp_path):
+    # SWE-bench attempts are named after their system, so every group has the same ids: the
+    # count took the distinct ids (11 "reviewed" of 88 on the shared data).
+    study3()
+    for attempt in Attempt.objects.all():
+        Attempt.objects.filter(pk=attempt.pk).update(external_id=f"system-{attempt.index}")
+    result = labels_export(fmt="jsonl", out_dir=tmp_path, batch=5)
+    assert result.counts["reviewed_attempts"] == 18  # 6 groups x 3 reviewed passers
+
+
 def test_label_export_for_one_configuration_has_one_row_per_attempt(tmp_path):
     study3()
     result = labels_export(
@@ -165,6 +176,24 @@ def test_the_commands_export_with_progress(tmp_path):
         "export_package", "--out", str(tmp_path / "p"), "--format", "jsonl", stdout=out, stderr=err
     )
     assert (tmp_path / "p" / "attempts.jsonl").exists()
+
+
+def test_the_commands_take_a_campaign_by_name_or_id(tmp_path):
+    study = study3()
+    out = io.StringIO()
+    for n, ref in enumerate([study.campaign.name, str(study.campaign.pk)]):
+        call_command(
+            "export_labels", "--out", str(tmp_path / f"l{n}"), "--campaign", ref,
+            "--no-progress", stdout=out,
+        )  # fmt: skip
+        manifest = json.loads((tmp_path / f"l{n}" / "manifest.json").read_text())
+        assert manifest["filters"]["campaign"] == study.campaign.pk
+    call_command(
+        "export_package", "--out", str(tmp_path / "p"), "--campaign", study.campaign.name,
+        "--no-progress", stdout=out,
+    )  # fmt: skip
+    with pytest.raises(CommandError, match="--campaign: no campaign named 'nope'"):
+        call_command("export_labels", "--out", str(tmp_path / "x"), "--campaign", "nope")
 
 
 def test_the_export_page_downloads_a_zip_with_the_manifest(staff_client):

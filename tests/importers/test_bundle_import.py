@@ -128,6 +128,29 @@ def test_bad_input_names_line_and_field(mutate, expected):
     assert Group.objects.count() == 0
 
 
+def test_a_group_twice_in_one_file_is_refused_naming_both_lines():
+    # The same line twice was counted twice ("1 created, 1 unchanged", double the attempts).
+    problems = failed_import(jsonl(group(), group(task_id="t-2"), group()))
+    assert problems == [
+        "bundle.jsonl:3: $.task.id: task 't-1' in 'run-1' step 0 has a group on line 1 "
+        "already: one group per task and step"
+    ]
+    assert Group.objects.count() == 0
+
+
+def test_a_changed_second_copy_of_a_group_is_not_called_an_existing_group():
+    changed = group(attempts=[attempt("a1", test_reward=0.0)])
+    problems = failed_import(jsonl(group(), changed))
+    assert len(problems) == 1 and "has a group on line 1 already" in problems[0]
+    assert "already exists" not in problems[0]
+
+
+def test_partial_skips_the_second_copy_and_counts_the_group_once():
+    report = run_import(jsonl(group(), group()), partial=True)
+    assert report.count("created") == 1 and report.count("unchanged") == 0
+    assert report.attempts_read == 2 and [p.line for p in report.problems] == [2]
+
+
 def test_non_utf8_bytes_in_a_line_are_a_clear_error():
     problems = failed_import(jsonl(group()).replace(b"f(1) is wrong", b"f(1) is \xff wrong"))
     assert "bundle.jsonl:1: not UTF-8" in problems[0]

@@ -118,6 +118,19 @@ def test_approval_needs_a_campaign_the_fit_never_saw(experts: Campaign) -> None:
     assert not GraderApproval.objects.exists()
 
 
+def test_the_shipped_fit_is_not_approved_on_the_reviews_it_was_fitted_on(experts: Campaign) -> None:
+    # The shipped fit is made from these 16 reviewed groups: measured on them it is in-sample,
+    # and was approved for training on its own training data.
+    GraderConfig.objects.create(name="shipped", backend="analysis")
+    with pytest.raises(CommandError, match="fit was made on 16 of these tasks"):
+        run("grader_eval", "--config", "shipped", "--against", "experts", "--approve",
+            "--grade", "--resamples", 10)  # fmt: skip
+    assert not GraderApproval.objects.exists()
+    out = run("grader_eval", "--config", "shipped", "--against", "experts", "--grade",
+              "--resamples", 10)  # fmt: skip
+    assert "in-sample: the fit was made on 16 of these 16 tasks" in out
+
+
 def test_the_shipped_fit_is_approved_on_its_leave_one_task_out_figures(settings: Any) -> None:
     config = GraderConfig.objects.create(name="default:analysis", backend="analysis")
     assert not grader_approval_state(config=config).approved

@@ -315,3 +315,32 @@ def test_the_data_package_carries_imported_reviews_without_time_or_fix_requests(
         (review,) = reviews
         assert review["imported"] is True
         assert review["active_ms"] is None and review["fix_requests"] is None
+
+
+@pytest.mark.parametrize("content", ["", "\n  \n\n", "[]\n"])
+def test_it_refuses_a_file_without_any_review(one_group, tmp_path, content):
+    path = tmp_path / "rater-empty.jsonl"
+    path.write_text(content)
+    err = refused(path, "--campaign", "c")
+    assert f"{path}: no reviews (the file is empty, blank or an empty list)" in err
+
+
+def test_partial_with_nothing_valid_writes_nothing(one_group, tmp_path):
+    path = write(tmp_path, dict(one_group, instance_id="nope__nope-1"))
+    err = refused(path, "--campaign", "c", "--partial")
+    assert f"{path}:1: $.instance_id: no task 'nope__nope-1'" in err
+
+
+def test_a_line_cut_inside_a_string_says_where_the_string_starts(one_group, tmp_path):
+    path = write(tmp_path, one_group, json.dumps(one_group)[:60])
+    err = refused(path, "--campaign", "c")
+    assert "Unterminated string starting at column" in err and "at at" not in err
+
+
+def test_a_first_line_in_another_encoding_is_not_called_cut_off(one_group, tmp_path):
+    path = tmp_path / "rater-latin1.jsonl"
+    line = json.dumps(dict(one_group, notes="café"), ensure_ascii=False)
+    path.write_bytes(line.encode("latin-1") + b"\n")
+    err = refused(path, "--campaign", "c")
+    assert f"{path}:1: not UTF-8 text" in err
+    assert "breaks off" not in err

@@ -22,7 +22,7 @@ from tests.review.blind import (
     leaks,
     make_ids_distinctive,
 )
-from tests.review.helpers import added_line
+from tests.review.helpers import added_line, with_panel_fragments
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}
@@ -408,3 +408,16 @@ def test_compare_mode_without_source_rebuilds_from_hunks_and_says_so(client, rev
     f1 = both[both.index('data-path="f1.py"') :]
     assert _shows_line(f1, "old", 2) and _shows_line(f1, "new", 2)
     assert re.search(r'<tr class="d-equal"[^>]*><td class="d-ln"[^>]*>1</td>', f1)
+
+
+def test_a_candidate_without_test_output_says_so_instead_of_an_empty_box(
+    client, reviewer, sample_group, campaign
+):
+    # SWE-bench runs imported from a run-level report carry a verdict but no output or report.
+    sample_group.attempts.update(test_output_z=b"", test_output_size=0, test_report={})
+    assignment = assignment_next(campaign=campaign, reviewer=reviewer)
+    client.force_login(reviewer)
+    page = client.get(reverse("review:page", args=[assignment.pk])).content.decode()
+    html = with_panel_fragments(client, assignment, page)
+    assert '<pre class="rv-pre"></pre>' not in html
+    assert "No test output or per-test report was imported for this candidate" in html

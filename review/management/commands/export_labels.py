@@ -15,6 +15,7 @@ from grading.selectors.training import grader_config_by_name
 from grading.services.exports import ExportResult
 from review.analytics.exports import labels_export
 from review.analytics.filters import Filters
+from review.selectors.reviewing import campaign_by_name_or_id
 
 
 class FilteredExportCommand(ExportCommand):
@@ -26,9 +27,17 @@ class FilteredExportCommand(ExportCommand):
         parser.add_argument("--run", default=None, help="only this run (by name)")
         parser.add_argument("--step", type=int, default=None, help="only this step")
         parser.add_argument("--repo", default=None, help="only this repository (owner/name)")
-        parser.add_argument("--campaign", type=int, default=None, help="only this campaign (id)")
+        parser.add_argument(
+            "--campaign", default=None, help="only this campaign (its name, or its id)"
+        )
 
     def prepare(self, opts: dict[str, Any]) -> int:
+        if opts["campaign"] is not None:
+            # By name, as `import reviews --campaign` and `grader_fit --campaign` take it.
+            campaign = campaign_by_name_or_id(ref=opts["campaign"])
+            if campaign is None:
+                raise CommandError(f"--campaign: no campaign named {opts['campaign']!r}")
+            opts["campaign"] = campaign.pk
         opts["filters"] = Filters(
             run=opts["run"], step=opts["step"], repo=opts["repo"], campaign=opts["campaign"]
         )
