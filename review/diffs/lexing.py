@@ -27,7 +27,7 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any, Protocol
 
@@ -387,13 +387,158 @@ def _scoped(pattern: re.Pattern[str]) -> str | None:
     return f"(?{letters}:{_GLOBAL_FLAGS.sub('', pattern.pattern)})"
 
 
+# Characters a rule's first character is told apart by (`_first_chars`): ASCII, where nearly
+# all of code's tokens start; a token starting with any other character (or the end of the
+# text) is matched by the state's whole fused pattern.
+_ASCII = tuple(chr(c) for c in range(128))
+_ASCII_SET = frozenset(_ASCII)
+# What the regex engine said of one-character items (by item and flags), until clear_fused.
+_ONE_CHAR_SETS: dict[tuple[Any, str, int], frozenset[str]] = {}
+
+
+def _one_char(op: Any, av: Any, state: Any, flags: int) -> frozenset[str]:
+    """The ASCII characters one one-character item matches. Literals, ranges and negations
+    are read directly (a class of thousands of ranges, as an identifier's, costs nothing
+    then); categories, case-insensitive items and anything else are asked of the regex
+    engine (`_engine_chars`)."""
+    if flags & re.IGNORECASE:
+        return _engine_chars(op, av, state, flags)
+    if op is _c.LITERAL:
+        return frozenset(chr(av)) & _ASCII_SET
+    if op is _c.NOT_LITERAL:
+        return _ASCII_SET - {chr(av)}
+    if op is _c.ANY:
+        return _ASCII_SET if flags & re.DOTALL else _ASCII_SET - {"\n"}
+    if op is not _c.IN:
+        return _engine_chars(op, av, state, flags)
+    chars: set[str] = set()
+    negate = False
+    for sub, arg in av:
+        if sub is _c.NEGATE:
+            negate = True
+        elif sub is _c.LITERAL:
+            if arg < 128:
+                chars.add(chr(arg))
+        elif sub is _c.RANGE:
+            chars.update(_ASCII[arg[0] : min(arg[1], 127) + 1])
+        else:
+            chars |= _engine_chars(_c.IN, [(sub, arg)], state, flags)
+    return _ASCII_SET - chars if negate else frozenset(chars)
+
+
+def _engine_chars(op: Any, av: Any, state: Any, flags: int) -> frozenset[str]:
+    """The ASCII characters one one-character item matches, asked of the regex engine itself:
+    the item compiled alone, with its flags, against every ASCII character."""
+    key = (op, repr(av), flags)
+    found = _ONE_CHAR_SETS.get(key)
+    if found is None:
+        one = _compiler.compile(_parser.SubPattern(state, [(op, av)]), flags).fullmatch
+        found = _ONE_CHAR_SETS[key] = frozenset(c for c in _ASCII if one(c))
+    return found
+
+
+def _starts(seq: Any, state: Any, flags: int) -> tuple[frozenset[str] | None, bool]:
+    """The ASCII characters a match of the parsed `seq` may start with (None: any), and
+    whether it may match nothing at all. Items that match no text (anchors, lookahead and
+    lookbehind) are passed over, which only widens the set; group references and anything
+    unknown may start with anything."""
+    chars: set[str] = set()
+    for op, av in seq:
+        if op in _ONE_CHAR:
+            return frozenset(chars | _one_char(op, av, state, flags)), False
+        if op is _c.AT or op in (_c.ASSERT, _c.ASSERT_NOT):
+            continue
+        if op is _c.SUBPATTERN:
+            sub, empty = _starts(av[3], state, (flags | av[1]) & ~av[2])
+        elif op is _c.ATOMIC_GROUP:
+            sub, empty = _starts(av, state, flags)
+        elif op in _REPEATS:
+            sub, empty = _starts(av[2], state, flags)
+            empty = empty or av[0] == 0
+        elif op is _c.BRANCH:
+            alts = [_starts(alt, state, flags) for alt in av[1]]
+            if any(a is None for a, _ in alts):
+                return None, True
+            sub = frozenset().union(*(a for a, _ in alts if a is not None))
+            empty = any(e for _, e in alts)
+        else:
+            return None, True
+        if sub is None:
+            return None, True
+        chars |= sub
+        if not empty:
+            return frozenset(chars), False
+    return frozenset(chars), True
+
+
+def _first_chars(pattern: re.Pattern[str]) -> frozenset[str] | None:
+    """The ASCII characters a match of `pattern` may start with, or None where it may start
+    with any (it can match empty text, or it cannot be read)."""
+    if _parser is None:
+        return None
+    try:
+        parsed = _parser.parse(pattern.pattern, pattern.flags)
+        chars, empty = _starts(parsed, parsed.state, pattern.flags)
+    except Exception:  # a private module's shape changed: any character
+        return None
+    return None if empty else chars
+
+
+def _no_match(_text: str, _pos: int) -> None:
+    return None
+
+
+Matcher = tuple[Callable[[str, int], re.Match[str] | None], dict[int, tuple[Any, Any, Any]]]
+
+
 @dataclass(frozen=True, slots=True)
 class _Fused:
     """One state's rules as one compiled alternation, each rule inside its own group, and
-    the rule (regex, action, new state) by the number of the group that matched."""
+    the rule (regex, action, new state) by the number of the group that matched.
+
+    `by_char` holds, by the text's character at the position (filled on first use), the
+    alternation of only the rules that may start with it (`_first_chars`), in their order:
+    the first of them to match is the first of all the rules to match, since the others
+    cannot match there. The regex engine then enters a few of a state's dozens of rules at
+    each token instead of each one before the one that matches (it skips an alternative by
+    its first character only when that is a bare literal or class, never a group, and every
+    rule here is in its own group)."""
 
     match: Callable[[str, int], re.Match[str] | None]
     rules: dict[int, tuple[Any, Any, Any]]
+    parts: tuple[str, ...]  # each rule's "(pattern)"
+    patterns: tuple[re.Pattern[str], ...]
+    by_char: dict[str, Matcher] = field(default_factory=dict)
+    # Each rule's `_first_chars` (computed on first use) and the alternations made of subsets
+    # of the rules (one for all the characters that start the same rules).
+    firsts: list[frozenset[str] | None] = field(default_factory=list)
+    subsets: dict[tuple[int, ...], Matcher] = field(default_factory=dict)
+
+    def for_char(self, char: str) -> Matcher:
+        """The (match, rules by group) for tokens starting with `char` ("": the text's end)."""
+        if len(char) != 1 or char not in _ASCII_SET:
+            self.by_char[char] = (self.match, self.rules)
+            return self.by_char[char]
+        if not self.firsts:
+            self.firsts.extend(_first_chars(p) for p in self.patterns)
+        wanted = tuple(i for i, f in enumerate(self.firsts) if f is None or char in f)
+        matcher = self.subsets.get(wanted)
+        if matcher is None:
+            matcher = self.subsets[wanted] = self._subset(wanted)
+        self.by_char[char] = matcher
+        return matcher
+
+    def _subset(self, wanted: tuple[int, ...]) -> Matcher:
+        if not wanted:
+            return _no_match, {}
+        if len(wanted) == len(self.parts):
+            return self.match, self.rules
+        ordered = sorted(self.rules.items())
+        by_group, group = {}, 1
+        for i in wanted:
+            by_group[group] = ordered[i][1]
+            group += 1 + self.patterns[i].groups
+        return re.compile("|".join(self.parts[i] for i in wanted)).match, by_group
 
 
 def _fused(rules: Sequence[tuple[Any, Any, Any]]) -> _Fused | None:
@@ -426,13 +571,14 @@ def _fused(rules: Sequence[tuple[Any, Any, Any]]) -> _Fused | None:
         except re.error:
             compiled = None
         if compiled is not None and compiled.groups == group - 1:
-            fused = _Fused(compiled.match, by_group)
+            fused = _Fused(compiled.match, by_group, tuple(parts), tuple(patterns))
     return fused
 
 
 def clear_fused() -> None:
     """Forget the fused rules (benchmarks measure a cold start)."""
     _FUSED.clear()
+    _ONE_CHAR_SETS.clear()
 
 
 def fused_states(lexer: RegexLexer) -> _FusedStates:
@@ -467,7 +613,8 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
     the positions where a rule that may look any number of lines ahead was tried.
 
     Each state's rules are tried as one fused regex where they fuse (`_fused`: the same
-    first matching rule, found in one call), else one by one as Pygments does.
+    first matching rule, found in one call; of only the rules that may start with the
+    character at the position, `_Fused.for_char`), else one by one as Pygments does.
 
     `stop(line, stack)` is asked at each such line start after `pos` and ends the run there.
     Returns the tokens, the noted stacks by line index, the line it stopped at (None: the
@@ -494,8 +641,10 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
         ):
             far.append(pos)
         if fused is not None:
-            m = fused.match(text, pos)
-            rule = None if m is None else fused.rules[m.lastindex or 0]
+            char = text[pos : pos + 1]
+            pick = fused.by_char.get(char) or fused.for_char(char)
+            m = pick[0](text, pos)
+            rule = None if m is None else pick[1][m.lastindex or 0]
         else:
             m, rule = _one_by_one(statetokens, text, pos)
         if m is not None and rule is not None:
