@@ -27,7 +27,7 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any, Protocol
 
@@ -488,7 +488,53 @@ def _no_match(_text: str, _pos: int) -> None:
     return None
 
 
-Matcher = tuple[Callable[[str, int], re.Match[str] | None], dict[int, tuple[Any, Any, Any]]]
+Rule = tuple[Any, Any, Any]  # (match, action, new state), as RegexLexer keeps a rule
+# A state's alternation (or a part of it) and its rules by the number of the group that
+# matched (None for the rules' own groups).
+Matcher = tuple[Callable[[str, int], re.Match[str] | None], tuple[Rule | None, ...]]
+
+
+class _ByChar(dict[str, Matcher]):
+    """A state's alternations by the character at the position a token is looked for at,
+    each made on first use (see `_Fused`): of the rules that may start with an ASCII
+    character (`_first_chars`), in their order; of all of them for any other character and
+    for the end of the text ("")."""
+
+    def __init__(
+        self,
+        whole: Matcher,
+        parts: Sequence[str],
+        patterns: Sequence[re.Pattern[str]],
+        rules: Sequence[Rule],
+    ) -> None:
+        super().__init__()
+        self.whole, self.parts, self.patterns, self.rules = whole, parts, patterns, rules
+        # Each rule's first characters, on first use, and the alternations made so far by
+        # the rules they hold (many characters start the same rules).
+        self.firsts: list[frozenset[str] | None] = []
+        self.subsets: dict[tuple[int, ...], Matcher] = {}
+
+    def __missing__(self, char: str) -> Matcher:
+        if len(char) != 1 or char not in _ASCII_SET:
+            self[char] = self.whole
+            return self.whole
+        if not self.firsts:
+            self.firsts.extend(_first_chars(p) for p in self.patterns)
+        wanted = tuple(i for i, f in enumerate(self.firsts) if f is None or char in f)
+        matcher = self.subsets.get(wanted)
+        if matcher is None:
+            matcher = self.subsets[wanted] = self._subset(wanted)
+        self[char] = matcher
+        return matcher
+
+    def _subset(self, wanted: tuple[int, ...]) -> Matcher:
+        if not wanted:
+            return _no_match, ()
+        if len(wanted) == len(self.parts):
+            return self.whole
+        parts = [self.parts[i] for i in wanted]
+        rules = _by_group([self.patterns[i] for i in wanted], [self.rules[i] for i in wanted])
+        return re.compile("|".join(parts)).match, rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -496,52 +542,30 @@ class _Fused:
     """One state's rules as one compiled alternation, each rule inside its own group, and
     the rule (regex, action, new state) by the number of the group that matched.
 
-    `by_char` holds, by the text's character at the position (filled on first use), the
-    alternation of only the rules that may start with it (`_first_chars`), in their order:
-    the first of them to match is the first of all the rules to match, since the others
-    cannot match there. The regex engine then enters a few of a state's dozens of rules at
-    each token instead of each one before the one that matches (it skips an alternative by
-    its first character only when that is a bare literal or class, never a group, and every
-    rule here is in its own group)."""
+    `by_char` holds, by the text's character at the position, the alternation of only the
+    rules that may start with it, in their order: the first of them to match is the first
+    of all the rules to match, since the others cannot match there. The regex engine then
+    enters a few of a state's dozens of rules at each token instead of each one before the
+    one that matches (it passes over an alternative by its first character only when that
+    is a bare literal or class, never a group, and every rule here is in its own group)."""
 
     match: Callable[[str, int], re.Match[str] | None]
-    rules: dict[int, tuple[Any, Any, Any]]
-    parts: tuple[str, ...]  # each rule's "(pattern)"
-    patterns: tuple[re.Pattern[str], ...]
-    by_char: dict[str, Matcher] = field(default_factory=dict)
-    # Each rule's `_first_chars` (computed on first use) and the alternations made of subsets
-    # of the rules (one for all the characters that start the same rules).
-    firsts: list[frozenset[str] | None] = field(default_factory=list)
-    subsets: dict[tuple[int, ...], Matcher] = field(default_factory=dict)
-
-    def for_char(self, char: str) -> Matcher:
-        """The (match, rules by group) for tokens starting with `char` ("": the text's end)."""
-        if len(char) != 1 or char not in _ASCII_SET:
-            self.by_char[char] = (self.match, self.rules)
-            return self.by_char[char]
-        if not self.firsts:
-            self.firsts.extend(_first_chars(p) for p in self.patterns)
-        wanted = tuple(i for i, f in enumerate(self.firsts) if f is None or char in f)
-        matcher = self.subsets.get(wanted)
-        if matcher is None:
-            matcher = self.subsets[wanted] = self._subset(wanted)
-        self.by_char[char] = matcher
-        return matcher
-
-    def _subset(self, wanted: tuple[int, ...]) -> Matcher:
-        if not wanted:
-            return _no_match, {}
-        if len(wanted) == len(self.parts):
-            return self.match, self.rules
-        ordered = sorted(self.rules.items())
-        by_group, group = {}, 1
-        for i in wanted:
-            by_group[group] = ordered[i][1]
-            group += 1 + self.patterns[i].groups
-        return re.compile("|".join(self.parts[i] for i in wanted)).match, by_group
+    rules: tuple[Rule | None, ...]  # by group number
+    by_char: _ByChar
 
 
-def _fused(rules: Sequence[tuple[Any, Any, Any]]) -> _Fused | None:
+def _by_group(
+    patterns: Sequence[re.Pattern[str]], rules: Sequence[Rule]
+) -> tuple[Rule | None, ...]:
+    """Rules by the number of their group in the alternation of their patterns, each in a
+    group of its own (None at the numbers of the patterns' own groups)."""
+    out: list[Rule | None] = [None]
+    for pattern, rule in zip(patterns, rules, strict=True):
+        out += [rule] + [None] * pattern.groups
+    return tuple(out)
+
+
+def _fused(rules: Sequence[Rule]) -> _Fused | None:
     """The state's rules as one regex: `(r1)|(r2)|…` matched at a position tries r1, then r2,
     … and takes the first alternative that matches, as Pygments' loop tries the rules in
     order and takes the first match, so the match (its end and text) is the same; one call
@@ -550,29 +574,27 @@ def _fused(rules: Sequence[tuple[Any, Any, Any]]) -> _Fused | None:
     names it; each rule keeps its own flags, scoped to it. None (the rules are tried one by
     one, as Pygments does) where a rule refers to its own groups by number or name, or its
     pattern does not fuse."""
-    fused: _Fused | None = None
     patterns: list[re.Pattern[str]] = []
     for rexmatch, _action, _new_state in rules:
         pattern = getattr(rexmatch, "__self__", None)
         if not isinstance(pattern, re.Pattern) or not isinstance(pattern.pattern, str):
-            break
+            return None
         if _GROUP_REFERENCE.search(pattern.pattern):
-            break
+            return None
         patterns.append(pattern)
     scoped = [_scoped(p) for p in patterns]
-    if rules and len(patterns) == len(rules) and None not in scoped:
-        parts, by_group, group = [], {}, 1
-        for pattern, body, rule in zip(patterns, scoped, rules, strict=True):
-            parts.append(f"({body})")
-            by_group[group] = rule
-            group += 1 + pattern.groups
-        try:
-            compiled = re.compile("|".join(parts))
-        except re.error:
-            compiled = None
-        if compiled is not None and compiled.groups == group - 1:
-            fused = _Fused(compiled.match, by_group, tuple(parts), tuple(patterns))
-    return fused
+    if not rules or None in scoped:
+        return None
+    parts = tuple(f"({body})" for body in scoped)
+    by_group = _by_group(patterns, rules)
+    try:
+        compiled = re.compile("|".join(parts))
+    except re.error:
+        return None
+    if compiled.groups != len(by_group) - 1:
+        return None
+    whole = (compiled.match, by_group)
+    return _Fused(compiled.match, by_group, _ByChar(whole, parts, patterns, rules))
 
 
 def clear_fused() -> None:
@@ -614,7 +636,7 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
 
     Each state's rules are tried as one fused regex where they fuse (`_fused`: the same
     first matching rule, found in one call; of only the rules that may start with the
-    character at the position, `_Fused.for_char`), else one by one as Pygments does.
+    character at the position, `_Fused.by_char`), else one by one as Pygments does.
 
     `stop(line, stack)` is asked at each such line start after `pos` and ends the run there.
     Returns the tokens, the noted stacks by line index, the line it stopped at (None: the
@@ -623,10 +645,20 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
     tokendefs: Any = getattr(lexer, "_tokens")  # noqa: B009 (set by RegexLexerMeta, untyped)
     table = fused_states(lexer)
     statestack = list(stack)
-    statetokens = tokendefs[statestack[-1]]
-    fused = table[statestack[-1]]
-    guards = table.guards_of(statestack[-1])
-    anchored = statestack[-1] in table.at_line_start
+
+    def enter(state: str) -> tuple[Any, _Fused | None, _ByChar | None, Guards, bool]:
+        # What the loop reads of the state on top of the stack, held in locals until it changes.
+        fused = table[state]
+        by_char = None if fused is None else fused.by_char
+        return (
+            tokendefs[state],
+            fused,
+            by_char,
+            table.guards_of(state),
+            state in table.at_line_start,
+        )
+
+    statetokens, fused, by_char, guards, anchored = enter(statestack[-1])
     far: list[int] = []
     tokens: list[tuple[_TokenType, str]] = []
     append = tokens.append
@@ -640,38 +672,34 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
             and guards(text, pos)
         ):
             far.append(pos)
-        if fused is not None:
+        if by_char is not None:
             char = text[pos : pos + 1]
-            pick = fused.by_char.get(char) or fused.for_char(char)
-            m = pick[0](text, pos)
-            rule = None if m is None else pick[1][m.lastindex or 0]
+            match, rules = by_char[char]
+            m = match(text, pos)
+            rule = None if m is None else rules[m.lastindex or 0]
         else:
             m, rule = _one_by_one(statetokens, text, pos)
         if m is not None and rule is not None:
             rexmatch, action, new_state = rule
-            if action is not None:
-                if type(action) is _TokenType:
-                    append((action, m.group()))
-                else:
+            if type(action) is _TokenType:
+                value = m.group()
+                append((action, value))
+                pos += len(value)  # the match starts at pos: its end
+            else:
+                if action is not None:
                     # A callback reads the rule's own groups: its own match (the same one).
                     own = m if fused is None else rexmatch(text, pos)
                     tokens.extend((t, v) for _, t, v in action(lexer, own))
-            pos = m.end()
+                pos = m.end()
             if new_state is not None:
                 _transition(statestack, new_state)
-                statetokens = tokendefs[statestack[-1]]
-                fused = table[statestack[-1]]
-                guards = table.guards_of(statestack[-1])
-                anchored = statestack[-1] in table.at_line_start
+                statetokens, fused, by_char, guards, anchored = enter(statestack[-1])
         else:
             if pos >= end:
                 break
             if text[pos] == "\n":
                 statestack = ["root"]
-                statetokens = tokendefs["root"]
-                fused = table["root"]
-                guards = table.guards_of("root")
-                anchored = "root" in table.at_line_start
+                statetokens, fused, by_char, guards, anchored = enter("root")
                 append((Whitespace, "\n"))
             else:
                 append((Error, text[pos]))

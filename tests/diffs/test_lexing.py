@@ -268,7 +268,7 @@ def test_the_rules_a_character_may_start_match_as_all_the_rules_do(
     path: str, pieces: list[str]
 ) -> None:
     # Each fused state is matched by the alternation of only the rules that may start with
-    # the text's character (_Fused.for_char): at every position of the text, in every state,
+    # the text's character (_Fused.by_char): at every position of the text, in every state,
     # the same rule matches the same text as the whole state's alternation, or none does.
     lexer = lexer_for(path)
     if not _readable(lexer):
@@ -281,7 +281,7 @@ def test_the_rules_a_character_may_start_match_as_all_the_rules_do(
             continue
         for pos in range(len(text) + 1):
             whole = fused.match(text, pos)
-            match, rules = fused.for_char(text[pos : pos + 1])
+            match, rules = fused.by_char[text[pos : pos + 1]]
             picked = match(text, pos)
             assert (picked is None) == (whole is None), (path, state, pos)
             if picked is not None and whole is not None:
