@@ -32,7 +32,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 
 from grading.domain import identity_catalogue as cat
 
@@ -369,7 +369,8 @@ _FINDER_MIN_ANCHORS = 16
 _Trie = dict[str, "_Trie"]
 
 
-def _finder(anchors: Iterable[str]) -> re.Pattern[str]:
+@lru_cache(maxsize=64)  # the catalogue's and agent files' anchors (a pass is made per call)
+def _finder(anchors: tuple[str, ...]) -> re.Pattern[str]:
     """One pattern that matches where any of `anchors` starts: a trie of their characters (so
     that the regex engine follows the text's next character instead of trying each anchor),
     an anchor that another one starts with standing for both (where the longer one is, the

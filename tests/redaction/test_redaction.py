@@ -417,3 +417,12 @@ def test_the_catalogue_and_agent_files_are_found_in_one_scan():
     found = catalogue_pass._lines(low)
     assert found == _lines_by_find(catalogue_pass.anchors, low)
     assert len(found) >= 2
+
+
+def test_a_pass_made_for_each_call_reuses_its_anchors_scan():
+    # Agent files' pass is made for every redaction (its numbering is per text): the pattern
+    # for its anchors is built once, or short strings paid for building it each time.
+    anchors = redaction._AGENT_FILE_ANCHORS
+    assert anchors is not None
+    first = redaction._Pass(re.compile("x"), "", anchors).finder
+    assert first is not None and redaction._Pass(re.compile("y"), "", anchors).finder is first
