@@ -629,7 +629,7 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
     stack: State,
     starts: Sequence[int],
     stop: Callable[[int, State], bool],
-) -> tuple[list[tuple[_TokenType, str]], dict[int, State], int | None, list[int]]:
+) -> tuple[list[tuple[Piece, ...]], dict[int, State], int | None, list[int]]:
     """Pygments' `RegexLexer.get_tokens_unprocessed` loop (2.x, the same steps), from `pos`
     in state `stack`, noting the stack at every line start it reaches between tokens, and
     the positions where a rule that may look any number of lines ahead was tried.
@@ -639,8 +639,10 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
     character at the position, `_Fused.by_char`), else one by one as Pygments does.
 
     `stop(line, stack)` is asked at each such line start after `pos` and ends the run there.
-    Returns the tokens, the noted stacks by line index, the line it stopped at (None: the
-    end of the text), and those positions.
+    Returns the tokens as pieces per line (as `_split` cuts them, made here: a token tuple
+    per token, kept until the side is split, was the most of what the collector counted), the
+    noted stacks by line index, the line it stopped at (None: the end of the text), and those
+    positions. Raises ValueError where the tokens do not end at a line's end.
     """
     tokendefs: Any = getattr(lexer, "_tokens")  # noqa: B009 (set by RegexLexerMeta, untyped)
     table = fused_states(lexer)
@@ -660,11 +662,27 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
 
     statetokens, fused, by_char, guards, anchored = enter(statestack[-1])
     far: list[int] = []
-    tokens: list[tuple[_TokenType, str]] = []
-    append = tokens.append
+    lines: list[tuple[Piece, ...]] = []  # each line lexed to its end
+    line: list[Piece] = []  # the line the last token is on
+    push = line.append
+    classes: dict[_TokenType, str] = {}
+
+    def add(ttype: _TokenType, value: str) -> None:
+        # One token's text as pieces of the line it is on and of the lines it runs onto.
+        cls = classes.get(ttype)
+        if cls is None:
+            cls = classes[ttype] = css_class(ttype)
+        for n, piece in enumerate(value.split("\n")):
+            if n:
+                lines.append(tuple(line))
+                line.clear()
+            if piece:
+                push((cls, piece))
+
     states: dict[int, State] = {}
     end, last = len(text), pos
     k = bisect_right(starts, pos)
+    at: int | None = None
     while True:
         if (
             guards is not None
@@ -683,13 +701,19 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
             rexmatch, action, new_state = rule
             if type(action) is _TokenType:
                 value = m.group()
-                append((action, value))
                 pos += len(value)  # the match starts at pos: its end
+                cls = classes.get(action)
+                if cls is not None and "\n" not in value:
+                    if value:
+                        push((cls, value))
+                else:
+                    add(action, value)
             else:
                 if action is not None:
                     # A callback reads the rule's own groups: its own match (the same one).
                     own = m if fused is None else rexmatch(text, pos)
-                    tokens.extend((t, v) for _, t, v in action(lexer, own))
+                    for _, t, v in action(lexer, own):
+                        add(t, v)
                 pos = m.end()
             if new_state is not None:
                 _transition(statestack, new_state)
@@ -700,9 +724,9 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
             if text[pos] == "\n":
                 statestack = ["root"]
                 statetokens, fused, by_char, guards, anchored = enter("root")
-                append((Whitespace, "\n"))
+                add(Whitespace, "\n")
             else:
-                append((Error, text[pos]))
+                add(Error, text[pos])
             pos += 1
         # A line starts where the last token ended with a line break (every line but the
         # first follows one). Noted once, on arrival: an empty match (`default(...)`) may move
@@ -714,8 +738,11 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
             state = tuple(statestack)
             states[k] = state
             if stop(k, state):
-                return tokens, states, k, far
-    return tokens, states, None, far
+                at = k
+                break
+    if line:
+        raise ValueError("tokens do not cover the lines")
+    return lines, states, at, far
 
 
 def _lines_of(positions: Sequence[int], starts: Sequence[int]) -> set[int]:
@@ -769,15 +796,18 @@ def lex_side(lexer: Lexer, lines: Sequence[str], *, cache: LexCache | None = Non
     if _readable(lexer):
         assert isinstance(lexer, RegexLexer)
         run = _regex_run(lexer, text, 0, ("root",), starts, lambda _k, _s: False)
-        tokens, noted, _, far = run
+        pieces, noted, _, far = run
+        if len(pieces) != len(lines):
+            raise ValueError("tokens do not cover the lines")
         noted[0] = ("root",)
         states = tuple(noted.get(i) for i in range(len(lines)))
         far_lines = frozenset(_lines_of(far, starts))
     else:
         tokens = [(t, v) for _, t, v in lexer.get_tokens_unprocessed(text)]
+        pieces = _split(tokens, len(lines))
         states = (None,) * len(lines)
         far_lines = frozenset()
-    lexed = Lexed(tuple(_split(tokens, len(lines))), states, far_lines)
+    lexed = Lexed(tuple(pieces), states, far_lines)
     if cache is not None:
         cache.set(key, lexed)
     return lexed
@@ -875,11 +905,13 @@ def lex_against(  # noqa: C901 (copying and lexing alternate in one loop)
         def stop(k: int, state: State, start: int = t) -> bool:
             return k > start and can_copy(k) and ref.states[ref_of[k]] == state
 
-        tokens, noted, at, far_at = _regex_run(lexer, text, starts[t], stack, starts, stop)
+        pieces, noted, at, far_at = _regex_run(lexer, text, starts[t], stack, starts, stop)
         far |= _lines_of(far_at, starts)
         end = n if at is None else at
         LEX_STATS["lines"] += end - t
-        out.extend(_split(tokens, end - t))
+        if len(pieces) != end - t:
+            raise ValueError("tokens do not cover the lines")
+        out.extend(pieces)
         for k, state in noted.items():
             states[k] = state
         if at is None:
