@@ -38,7 +38,12 @@ from pygments.token import STANDARD_TYPES, Error, Whitespace, _TokenType
 # with none, edited standard library modules come out wrong (tests/diffs/test_lexing.py).
 MARGIN = 1
 
-Piece = tuple[str, str]  # (CSS class, text) of one token's part on one line
+# One line's tokens as a flat tuple: the CSS class and text of each token's part on the line,
+# (class, text, class, text, …). Flat rather than a pair per piece: a big diff's sides hold
+# hundreds of thousands of pieces, and a tuple each was most of what the collector counted.
+Pieces = tuple[str, ...]
+# Bump when `Lexed` changes shape: lexed sides are kept in the shared cache under it.
+LEXED_VERSION = "2"
 State = tuple[str, ...]
 
 # What was lexed, for benchmarks and tests: "sides" lexed from their start, "runs" of changed
@@ -51,7 +56,7 @@ class Lexed:
     """One side's tokens per line, and the lexer's state stack at each line's start (None
     where a token runs across the line break, or the lexer's state cannot be read)."""
 
-    lines: tuple[tuple[Piece, ...], ...]
+    lines: tuple[Pieces, ...]
     states: tuple[State | None, ...]
     # Lines where a rule that can look any number of lines ahead was tried (see `far_guards`).
     far: frozenset[int] = frozenset()
@@ -629,7 +634,7 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
     stack: State,
     starts: Sequence[int],
     stop: Callable[[int, State], bool],
-) -> tuple[list[tuple[Piece, ...]], dict[int, State], int | None, list[int]]:
+) -> tuple[list[Pieces], dict[int, State], int | None, list[int]]:
     """Pygments' `RegexLexer.get_tokens_unprocessed` loop (2.x, the same steps), from `pos`
     in state `stack`, noting the stack at every line start it reaches between tokens, and
     the positions where a rule that may look any number of lines ahead was tried.
@@ -662,9 +667,9 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
 
     statetokens, fused, by_char, guards, anchored = enter(statestack[-1])
     far: list[int] = []
-    lines: list[tuple[Piece, ...]] = []  # each line lexed to its end
-    line: list[Piece] = []  # the line the last token is on
-    push = line.append
+    lines: list[Pieces] = []  # each line lexed to its end
+    line: list[str] = []  # the pieces of the line the last token is on
+    push = line.extend
     classes: dict[_TokenType, str] = {}
 
     def add(ttype: _TokenType, value: str) -> None:
@@ -749,10 +754,10 @@ def _lines_of(positions: Sequence[int], starts: Sequence[int]) -> set[int]:
     return {bisect_right(starts, p) - 1 for p in positions}
 
 
-def _split(tokens: Sequence[tuple[_TokenType, str]], count: int) -> list[tuple[Piece, ...]]:
+def _split(tokens: Sequence[tuple[_TokenType, str]], count: int) -> list[Pieces]:
     """Tokens of `count` whole lines (each ending in "\\n") as pieces per line."""
-    out: list[tuple[Piece, ...]] = []
-    line: list[Piece] = []
+    out: list[Pieces] = []
+    line: list[str] = []
     classes: dict[_TokenType, str] = {}
     for ttype, value in tokens:
         cls = classes.get(ttype)
@@ -760,7 +765,7 @@ def _split(tokens: Sequence[tuple[_TokenType, str]], count: int) -> list[tuple[P
             cls = classes[ttype] = css_class(ttype)
         if "\n" not in value:
             if value:
-                line.append((cls, value))
+                line += (cls, value)
             continue
         parts = value.split("\n")
         for k, piece in enumerate(parts):
@@ -768,7 +773,7 @@ def _split(tokens: Sequence[tuple[_TokenType, str]], count: int) -> list[tuple[P
                 out.append(tuple(line))
                 line = []
             if piece:
-                line.append((cls, piece))
+                line += (cls, piece)
     if line or len(out) != count:
         raise ValueError("tokens do not cover the lines")
     return out
@@ -879,7 +884,7 @@ def lex_against(  # noqa: C901 (copying and lexing alternate in one loop)
 
     text = "\n".join(lines) + "\n"
     starts = _line_starts(lines)
-    out: list[tuple[Piece, ...]] = []
+    out: list[Pieces] = []
     states: list[State | None] = [None] * n
     far: set[int] = set()
     t = 0
