@@ -14,7 +14,16 @@ measured here, outside the catalogue (none is shipped), with the engine's own vi
 * `helper_missed`: share of the functions the reference newly calls (called on its added lines,
   not on its removed ones) that the candidate never calls on its added lines;
 * `narrating_text` / comments only: the shipped `narrating_comments` split into narrating
-  comments and narrating help or message strings (the two regular expressions of `features`).
+  comments and narrating help or message strings (the two regular expressions of `features`);
+* `edit_excess`: characters rewritten inside the changed blocks of the core files (difflib over
+  each run of removed and added lines, stripped) beyond the reference's, log(1 + n): a line
+  rewritten where a word would do (a minimality concern, capped at T2).
+
+Two more rows use the reviewers' rubric scores (the five 1-5 criteria of `reviews/`) as extra
+pairwise training rows, the feature set unchanged: "rubric breaks label ties" adds, for every pair
+a reviewer gave the same tier and rank, the one with the higher rubric sum as the better; "rubric
+orders" adds every pair the rubric sum orders and the label does not order the other way. Each
+row weighs as one of the reviewer's ordered pairs (`_design`'s pairwise weight).
 
 `--nested` chooses among the variants for each held-out task by an inner leave-one-task-out on
 the other 15 (κ + concordance, as `bench_grader_quality --nested` chooses C and the balance) and
@@ -34,12 +43,16 @@ import statistics
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from difflib import SequenceMatcher
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grading.diffs import Patch  # noqa: E402
+from grading.domain.reviews_file import read_reviews  # noqa: E402
 from grading.grader.analysis import features as feature_code  # noqa: E402
 from grading.grader.analysis import fit as fit_code  # noqa: E402
 from grading.grader.analysis import pyfacts  # noqa: E402
@@ -66,6 +79,7 @@ EXTRA = {  # name -> (kind it is shrunk towards, max tier)
     "helper_missed": ("locality", 3),
     "narrating_text": ("noise", 2),
     "narrating_only_comments": ("noise", 2),
+    "edit_excess": ("locality", 2),
 }
 
 
@@ -122,6 +136,26 @@ def _narrating(ctx: GroupContext, patch: Patch) -> tuple[int, int]:
     return comments, texts
 
 
+def _rewritten(ctx: GroupContext, patch: Patch) -> int:
+    """Characters inserted or deleted within each run of removed and added core lines."""
+    total = 0
+    for fp in patch.files:
+        if not ctx.is_core(fp):
+            continue
+        for hunk in fp.hunks:
+            runs: list[tuple[list[str], list[str]]] = [([], [])]
+            for ln in hunk.lines:
+                if ln.kind in "-+":
+                    runs[-1][ln.kind == "+"].append(ln.content.strip())
+                elif runs[-1] != ([], []):
+                    runs.append(([], []))
+            for removed, added in runs:
+                ops = SequenceMatcher(None, "\n".join(removed), "\n".join(added), autojunk=False)
+                total += sum(max(i2 - i1, j2 - j1) for op, i1, i2, j1, j2 in ops.get_opcodes()
+                             if op != "equal")  # fmt: skip
+    return total
+
+
 def extra_values(task: Task) -> dict[str, dict[str, float]]:
     """key -> the extra features' values, reference given."""
     _, ctx, _ = observe(task.analysis_input())
@@ -143,6 +177,14 @@ def extra_values(task: Task) -> dict[str, dict[str, float]]:
         comments, texts = _narrating(ctx, patch)
         values["narrating_only_comments"] = math.log1p(comments)
         values["narrating_text"] = math.log1p(texts)
+        excess: float
+        if ref is not None:
+            excess = _rewritten(ctx, patch) - _rewritten(ctx, ref)
+        else:
+            excess = _rewritten(ctx, patch) - statistics.median(
+                _rewritten(ctx, p) for k, p in ctx.patches.items() if k != key
+            )
+        values["edit_excess"] = math.log1p(max(0.0, excess))
         out[key] = values
     return out
 
@@ -165,6 +207,67 @@ def extra_kinds() -> Iterator[None]:
             BY_NAME.pop(name, None)
 
 
+Rubric = dict[tuple[str, str, str], int]  # (rater, task, patch sha) -> sum of the 5 scores
+
+
+def rubric_sums(data: Path) -> Rubric:
+    out: Rubric = {}
+    for path in sorted((data / "reviews").glob("rater-*.jsonl")):
+        reviews, problems = read_reviews(path)
+        if problems:
+            raise SystemExit(f"{path}: {problems[0]}")
+        for review in reviews:
+            for c in review.candidates:
+                out[(path.stem, review.instance_id, c.patch_sha256)] = sum(c.scores.values())
+    return out
+
+
+def _rubric_pairs(samples: list[Sample], sums: Rubric, mode: str) -> list[tuple[int, int]]:
+    """(better, worse) indices within a task from one reviewer's rubric sums (`mode` above)."""
+    by_task: dict[str, list[int]] = {}
+    for i, s in enumerate(samples):
+        by_task.setdefault(s.task, []).append(i)
+    out = []
+    for task, members in by_task.items():
+        for a in members:
+            for b in members:
+                for rater, la in samples[a].labels.items():
+                    lb = samples[b].labels.get(rater)
+                    if (
+                        lb is None
+                        or sums[(rater, task, samples[a].key)]
+                        <= sums[(rater, task, samples[b].key)]
+                    ):
+                        continue
+                    if la == lb or (mode == "orders" and not la > lb):
+                        out.append((a, b))
+    return out
+
+
+@contextlib.contextmanager
+def rubric_rows(sums: Rubric, mode: str) -> Iterator[None]:
+    """The fit's design with the rubric's pairs appended, for this block (restored after)."""
+    design = fit_code._design
+
+    def with_rubric(samples, features, pair_share, t2):  # type: ignore[no-untyped-def]
+        z, y, w = design(samples, features, pair_share, t2)
+        pairs = _rubric_pairs(list(samples), sums, mode)
+        if not pairs:
+            return z, y, w
+        x = [[s.values.get(f, 0.0) for f in features] for s in samples]
+        rows = [[xb - xa for xa, xb in zip(x[a], x[b], strict=True)] + [0.0, 0.0]
+                for a, b in pairs]  # fmt: skip
+        pair_weight = float(w[-1])  # the design's last row is a reviewer's ordered pair
+        return (np.vstack([z, rows]), np.concatenate([y, [1.0] * len(pairs)]),
+                np.concatenate([w, [pair_weight] * len(pairs)]))  # fmt: skip
+
+    fit_code._design = with_rubric  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        fit_code._design = design  # type: ignore[attr-defined]
+
+
 def variants() -> dict[str, list[str]]:
     shipped = list(NAMES)
     without = [f for f in shipped if f != "narrating_comments"]
@@ -180,6 +283,7 @@ def variants() -> dict[str, list[str]]:
         "narrating split: comments, strings": [*without, "narrating_only_comments",
                                                "narrating_text"],
         "narrating strings only (comments dropped)": [*without, "narrating_text"],
+        "+ edit_excess": [*shipped, "edit_excess"],
     }  # fmt: skip
 
 
@@ -237,6 +341,11 @@ def main() -> int:
         preds = {name: leave_one_task_out(base, **{**SETTINGS, "features": f})
                  for name, f in sets.items()}  # fmt: skip
         shipped = ratings(base, preds["shipped"])[0]
+        sums = rubric_sums(args.data)
+        for mode, label in (("ties", "rubric breaks label ties"), ("orders", "rubric orders")):
+            print(f"{label}: {len(_rubric_pairs(base, sums, mode))} extra pairwise rows")
+            with rubric_rows(sums, mode):
+                preds[label] = leave_one_task_out(base, **SETTINGS)
         for name, pred in preds.items():
             fig = point(base, pred)
             mine = ratings(base, pred)[0]

@@ -191,7 +191,7 @@ class JsonReader:
         if not head:
             return
         if head.startswith(b"{") and _complete(head):
-            yield from self._lines(path)
+            yield from self._lines(path, whole=_whole(head))
             return
         if head.startswith((b"[", b"{")):
             yield from self._document(path)
@@ -203,9 +203,11 @@ class JsonReader:
             f"{head[:20].decode('utf-8', 'replace')!r}, not '{{' or '['",
         )
 
-    def _lines(self, path: Path) -> Iterator[JsonRow]:
+    def _lines(self, path: Path, *, whole: bool = True) -> Iterator[JsonRow]:
         source = str(path)
-        why = f"read as {JSON_LINES}, since line 1 is a complete JSON value"
+        # Say why truthfully: a first row broken mid-line is no complete value.
+        reason = "is a complete JSON value" if whole else "breaks off before its end"
+        why = f"read as {JSON_LINES}, since line 1 {reason}"
         with path.open("rb") as handle:
             for line_no, raw in enumerate(handle, start=1):
                 if not raw.strip():
@@ -312,6 +314,14 @@ class JsonReader:
             )
         )
         return fixed
+
+
+def _whole(first_line: bytes) -> bool:
+    try:
+        json.loads(first_line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def _complete(first_line: bytes) -> bool:

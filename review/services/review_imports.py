@@ -24,11 +24,11 @@ from django.utils import timezone
 
 from grading.domain.candidates import distinct_patches
 from grading.domain.records import ImportProblem
+from grading.domain.reviews_file import TaskReview, as_json, read_reviews, review_notes
 from grading.domain.wording import plural
 from grading.models import Attempt, Group, Task
 from review.blinding import alias_for
 from review.models import Assignment, Campaign, CampaignGroup, Candidate, Label
-from review.reviews_file import TaskReview, as_json, read_reviews, review_notes
 
 Outcome = str  # "created", "unchanged", "replaced"
 

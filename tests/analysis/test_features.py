@@ -214,3 +214,51 @@ def test_help_text_that_narrates_the_change_is_noise(source) -> None:
     assert narrating("! It no longer keeps leading spaces.") > 0
     assert narrating("!!") == 0  # plain text, no changelog wording
     assert narrating("right away!") == 0
+
+
+SIZES = """\
+_STEP = 1024
+
+
+def _below_step(value):
+    return value <= _STEP
+
+
+def _plural(word):
+    return word + "s"
+
+
+def format_bytes(n):
+    i = 0
+    while not _below_step(n):
+        n /= _STEP
+        i += 1
+    return "%.1f %s" % (n, ("KiB", "MiB")[i])
+"""
+
+
+@pytest.mark.parametrize("source", [False, True], ids=["patches", "source"])
+def test_a_fix_in_the_helper_the_groups_function_calls_covers_it(source) -> None:
+    """Without a reference, most candidates patch `format_bytes` and the helper it calls; the one
+    that fixes only the helper fixed the root cause and leaves nothing of the group's untouched,
+    while one that changes a helper `format_bytes` does not call still leaves it untouched."""
+    helper = SIZES.replace("value <= _STEP", "value < _STEP")
+    cands = {"root": helper, "other": SIZES.replace('word + "s"', 'word + "es"')}
+    for i in range(3):
+        cands[f"wide{i}"] = helper.replace("    i = 0\n", f"    i = 0\n    n = round(n, {i})\n")
+    inp = AnalysisInput(
+        # Context wide enough for the hunks to show `format_bytes`'s def: from the patches alone
+        # a function is known by name (and its calls) only where its def line is shown.
+        candidates=[
+            CandidatePatch(k, diff({"sizes.py": (SIZES, t)}, context=8)) for k, t in cands.items()
+        ],
+        reference_patch=None,
+        problem_statement="format_bytes(1024) says 1024.0 B instead of 1.0 KiB",
+        test_patch="",
+        test_names=(),
+        read_base=(lambda path: SIZES if path == "sizes.py" else None) if source else None,
+    )
+    _, _, obs = observe(inp)
+    assert obs["root"]["target_uncovered"].value == 0
+    assert obs["wide0"]["target_uncovered"].value == 0
+    assert obs["other"]["target_uncovered"].value == 1.0  # _plural is not called by format_bytes

@@ -293,6 +293,16 @@ def test_a_broken_prediction_line_says_it_was_read_as_json_lines(real, tmp_path)
     assert f"{preds}:3: not valid JSON (read as JSON Lines" in err
 
 
+def test_a_first_prediction_line_broken_mid_line_is_not_called_complete(real, tmp_path):
+    preds = all_preds(real, tmp_path / "all_preds.jsonl")
+    lines = preds.read_text().splitlines()
+    lines[0] = lines[0].replace('": ', '" ', 1)  # a missing colon, mid-line
+    preds.write_text("\n".join(lines) + "\n")
+    err = refused("--tasks", real["tasks"], "--predictions", str(preds))
+    assert f"{preds}:1: not valid JSON (read as JSON Lines, since line 1 breaks off before" in err
+    assert "complete JSON value" not in err
+
+
 def test_a_file_that_is_neither_is_refused_with_its_first_line(real, tmp_path):
     preds = tmp_path / "preds.csv"
     preds.write_text("instance_id,model_patch\nx,y\n")

@@ -1,8 +1,9 @@
 """The reviewed SWE-bench groups as plain data: tasks, distinct resolved patches, human labels.
 
 Reads `groups.jsonl` and `reviews/rater-*.jsonl` of the shared data folder in place (see its
-README): a review names a candidate by the SHA-256 of its patch text (UTF-8); only distinct
-resolved patches are candidates; `gold_patch` is the task's reference. Problems are reported with
+README; the reviews with the importer's own parser, `grading.domain.reviews_file`): a review
+names a candidate by the SHA-256 of its patch text (UTF-8); only distinct resolved patches are
+candidates; `gold_patch` is the task's reference. Problems are reported with
 file, line and field, and nothing is silently dropped.
 """
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grading.domain.reviews_file import read_reviews
 from grading.grader.analysis.inputs import AnalysisInput, CandidatePatch
 from grading.grader.analysis.views import Reader
 
@@ -104,23 +106,28 @@ def load(folder: Path, *, reviewed_only: bool = True) -> list[Task]:
     labels: dict[str, dict[str, dict[str, Label]]] = {}
     for path in sorted((folder / "reviews").glob("rater-*.jsonl")):
         rater = path.stem
-        for where, review in _lines(path):
-            iid = _field(review, "instance_id", str, where)
-            if iid not in groups:
-                raise DevsetError(f"{where}: instance_id {iid!r} is not in groups.jsonl")
-            patches = groups[iid][1]
-            for i, cand in enumerate(_field(review, "candidates", list, where)):
-                cwhere = f"{where}: candidates[{i}]"
-                sha = _field(cand, "patch_sha256", str, cwhere)
-                if sha not in patches:
+        # The reviews format has one parser, the importer's; its problems carry file and line.
+        reviews, problems = read_reviews(path)
+        if problems:
+            raise DevsetError("\n".join(str(p) for p in problems))
+        for review in reviews:
+            where = f"{review.source}:{review.line}"
+            if review.instance_id not in groups:
+                raise DevsetError(
+                    f"{where}: $.instance_id: {review.instance_id!r} is not in groups.jsonl"
+                )
+            patches = groups[review.instance_id][1]
+            for cand in review.candidates:
+                if cand.patch_sha256 not in patches:
                     raise DevsetError(
-                        f"{cwhere}: patch_sha256 {sha[:12]}… is no resolved patch of {iid}"
+                        f"{where}: {cand.field}.patch_sha256: {cand.patch_sha256[:12]}… is no "
+                        f"resolved patch of {review.instance_id}"
                     )
-                tier = _field(cand, "tier", int, cwhere)
-                rank = _field(cand, "rank_in_tier", int, cwhere)
-                if tier not in (1, 2, 3) or rank < 1:
-                    raise DevsetError(f"{cwhere}: tier must be 1-3 and rank_in_tier >= 1")
-                labels.setdefault(iid, {}).setdefault(rater, {})[sha] = Label(tier, rank)
+                # An unranked candidate shares rank 1 of its tier (the format allows it).
+                label = Label(cand.tier, cand.rank_in_tier or 1)
+                labels.setdefault(review.instance_id, {}).setdefault(rater, {})[
+                    cand.patch_sha256
+                ] = label
     tasks = []
     for iid, (row, patches, submissions, where) in groups.items():
         if reviewed_only and iid not in labels:

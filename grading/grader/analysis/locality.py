@@ -4,7 +4,8 @@ With a reference patch the target is the reference: which of its functions the c
 how much it changes elsewhere, how close its changed text is. Without one the target is the
 group's consensus: functions that at least half of the *other* candidates change; a candidate
 that changes a function the problem statement names (a traceback frame, a name in backticks, a
-call) is not off target for being alone there.
+call) is not off target for being alone there, and one that fixes a helper the group's function
+calls has not left that function untouched (it fixed below the symptom the others patch).
 """
 
 from __future__ import annotations
@@ -151,6 +152,36 @@ def _best_ratio(text: str, pool: list[str]) -> float:
     return best
 
 
+def callees(ctx: GroupContext, place: Place) -> set[str]:
+    """Names the base version of a function calls (`f(…)`, `x.f(…)`); empty where its file or
+    body is not known (an anonymous region of a partial view has no qualified name)."""
+    path, scope = place
+    syn = ctx.base_syn(path) if path.endswith(".py") else None
+    tree = syn.tree if syn is not None else None
+    if tree is None:
+        return set()
+    return ctx.cached(("callees", place), lambda: _calls_in(tree, scope))
+
+
+def _calls_in(tree: ast.Module, qualname: str) -> set[str]:
+    parts = qualname.split(".")
+    nodes: list[ast.AST] = [tree]
+    for part in parts:
+        nodes = [n for node in nodes for n in ast.iter_child_nodes(node)
+                 if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                 and n.name == part]  # fmt: skip
+    out: set[str] = set()
+    for node in nodes:
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call):
+                func = call.func
+                if isinstance(func, ast.Name):
+                    out.add(func.id)
+                elif isinstance(func, ast.Attribute):
+                    out.add(func.attr)
+    return out
+
+
 def _leaf(scope: str) -> str:
     parts = [p for p in scope.split(".") if not p.startswith("@")]
     return parts[-1] if parts else ""
@@ -188,6 +219,11 @@ def locality(
     ]
     off_lines = sum(len(mine.places[p]) for p in off)
     uncovered = [t for t in targets if not any(_overlaps(p, t) for p in mine.places)]
+    if reference is None and uncovered:
+        # A fix in a helper the group's function calls is below the symptom, not beside it:
+        # the root cause the others patch around (known only where the function's body is).
+        changed = {_leaf(p[1]) for p in mine.places}
+        uncovered = [t for t in uncovered if not changed & callees(ctx, t)]
     values = {
         "off_target": off_lines / mine.size if mine.size else 0.0,
         "target_uncovered": 0.0 if endorsed or not targets else len(uncovered) / len(targets),
