@@ -121,5 +121,8 @@ function start(root) {
       if (next) next.focus({ preventScroll: true });
     }
     ctx.send("focus");
+    // Keys, forms and tabs answer from here on: what a test (or a script) waits for before
+    // acting, since a click that comes earlier is the browser's plain form post.
+    root.dataset.ready = "";
   });
 }

@@ -157,6 +157,14 @@ def switched(page) -> None:
     page.wait_for_function(SWITCHED)
 
 
+def opened(page) -> None:
+    """The review page is shown and its script answers: keys, tabs and the forms' in-place
+    errors. The server marks the current panel before any script runs, so waiting for it
+    alone lets a key press go nowhere or a click post the form without the script."""
+    page.wait_for_selector(".rv-panel.is-current")
+    page.wait_for_selector("#rv[data-ready]", state="attached")
+
+
 def expand_first(scope) -> bool:
     """Open the first collapsed context in `scope` (a locator) and wait until its rows are
     shown: on the review page they are fetched first, and clicking a row before they arrive

@@ -10,7 +10,7 @@ import pytest
 
 from grading.models import Attempt, Group, Task
 from review.services.campaigns import campaign_create
-from tests.browser.conftest import login, switched
+from tests.browser.conftest import login, opened, switched
 from tests.factories import StaffFactory, UserFactory
 from tests.importers.helpers import jsonl
 from tests.security.corpus import HUGE, PAYLOADS, fits_a_name
@@ -66,7 +66,7 @@ def test_the_review_page_renders_every_payload_inert(browser: Any, server_url: s
         login(page, server_url, reviewer.username)
         watch.check("queue")
         page.click("text=Start the next group")
-        page.wait_for_selector(".rv-panel.is-current")
+        opened(page)
         watch.check("review page")
         for _ in range(2):  # every candidate: its diff, then its trajectory fragment
             page.keyboard.press("t")

@@ -17,7 +17,7 @@ from grading.services.grader_runs import (
     grader_runs_request,
 )
 from review.services.campaigns import campaign_create
-from tests.browser.conftest import expand_first, login, switched
+from tests.browser.conftest import expand_first, login, opened, switched
 from tests.factories import StaffFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -101,13 +101,13 @@ def test_reviewer_pages_and_interactions_raise_no_csp_violation(
     watch.collect()
     watch.visit(f"{server_url}/review/")
     page.click("text=Start the next group")
-    page.wait_for_selector(".rv-panel.is-current")
+    opened(page)
     watch.collect()
     review_url = page.url
 
     # The folded rows are fetched: collected once they are in (a fixed pause could end first).
-    opened = expand_first(page.locator(".rv-panel.is-current"))
-    assert opened, "the sample diff has collapsed context to expand"
+    expanded = expand_first(page.locator(".rv-panel.is-current"))
+    assert expanded, "the sample diff has collapsed context to expand"
     watch.collect()
     page.keyboard.press("?")
     assert page.locator("#rv-help").is_visible()

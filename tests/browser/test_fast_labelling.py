@@ -12,7 +12,7 @@ from review.models import Assignment, Label
 from review.models.reviewing import CRITERIA
 from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next
-from tests.browser.conftest import login, switched
+from tests.browser.conftest import login, opened, switched
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -40,7 +40,7 @@ def test_a_candidate_takes_three_inputs_with_the_rubric_required(
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     login(page, server_url, "alice")
     page.goto(f"{server_url}/review/a/{assignment.pk}/")
-    page.wait_for_selector(".rv-panel.is-current")
+    opened(page)
     n = assignment.candidates.count()
     per_candidate = []
     for i in range(n):
@@ -91,7 +91,7 @@ def test_same_as_another_candidate_copies_its_rubric_in_four_inputs(
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     login(page, server_url, "alice")
     page.goto(f"{server_url}/review/a/{assignment.pk}/")
-    page.wait_for_selector(".rv-panel.is-current")
+    opened(page)
     current = ".rv-panel.is-current form.rv-label"
     # Candidate A gets a rubric of its own: T2, two scores moved off the typical 4, as is.
     page.keyboard.press("2")

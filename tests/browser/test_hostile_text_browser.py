@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from grading.models import Attempt, Trajectory
-from tests.browser.conftest import login, switched
+from tests.browser.conftest import login, opened, switched
 from tests.security.hostile_text import ANSI_TEST_OUTPUT, SHOWN_TEXT_JS, hostile_text_world, raw_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -31,7 +31,7 @@ def test_hostile_text_reaches_no_page_raw(browser: Any, server_url: str, artifac
     page = ctx.new_page()
     login(page, server_url, assignment.reviewer.username)
     page.goto(f"{server_url}{reverse('review:page', args=[assignment.pk])}")
-    page.wait_for_selector(".rv-panel.is-current")
+    opened(page)
     for tab in page.locator(".rv-tab").all():
         tab.click()
         # Until the candidate has arrived the current panel is the previous one: its details

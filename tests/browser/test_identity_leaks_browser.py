@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from review.services.campaigns import campaign_create
-from tests.browser.conftest import login, switched
+from tests.browser.conftest import login, opened, switched
 from tests.factories import StaffFactory, UserFactory
 from tests.security.identity_marks import hostile_group_import, marks_in
 from tests.security.test_identity_leaks import grader_run_with_marks
@@ -50,7 +50,7 @@ def test_the_reviewers_browser_receives_no_identity_mark(
     page.on("response", on_response)
     login(page, server_url, "alice")
     page.click("form[action$='/next'] button")
-    page.wait_for_selector(".rv-panel.is-current")
+    opened(page)
     tabs = page.locator(".rv-tab")
     assert tabs.count() == 3
     for i in range(tabs.count()):

@@ -12,7 +12,7 @@ from grading.services.demo import sample_load
 from review.models import Assignment, Campaign
 from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next
-from tests.browser.conftest import login
+from tests.browser.conftest import login, opened
 from tests.factories import UserFactory
 from tests.review.blind import grader_verdict_for
 from tests.review.helpers import complete_labels
@@ -44,7 +44,7 @@ def test_problems_in_place_then_a_clear_end(browser, server_url, artifacts, open
     page.on("pageerror", lambda e: errors.append(str(e)))
     login(page, server_url, "alice")
     page.goto(f"{server_url}/review/a/{assignment.pk}/")
-    page.wait_for_selector(".rv-panel.is-current")
+    opened(page)
     # Candidate A gets a tier only; nothing else is labelled.
     page.keyboard.press("1")
     page.wait_for_function(
@@ -82,7 +82,7 @@ def test_problems_in_place_then_a_clear_end(browser, server_url, artifacts, open
 
     complete_labels(assignment, "t2", score=3)
     page.reload()
-    page.wait_for_selector(".rv-panel.is-current")
+    opened(page)
     page.click("#rv-submit button")
     page.wait_for_selector("#rv-done")
     page.wait_for_load_state("load")

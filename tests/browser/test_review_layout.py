@@ -12,7 +12,7 @@ from grading.services.demo import sample_load
 from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next
 from review.services.reviewing import label_save
-from tests.browser.conftest import login
+from tests.browser.conftest import login, opened
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -45,7 +45,7 @@ def test_tabs_stay_one_row_and_cover_nothing(browser, server_url, artifacts, exp
     page = browser.new_page(viewport={"width": width, "height": 900})
     login(page, server_url, "alice")
     page.goto(f"{server_url}/review/a/{exploit_tiered.pk}/")
-    page.wait_for_selector(".rv-panel.is-current")
+    opened(page)
     geometry = page.evaluate(GEOMETRY)
     assert geometry["rows"] == 1, geometry
     # Scrolled down, the sticky sidebar's heading starts below the sticky tabs.

@@ -10,7 +10,7 @@ from grading.models import Group
 from grading.services.demo import sample_load
 from review.models import Assignment, FixRequest, Label
 from review.services.campaigns import campaign_create
-from tests.browser.conftest import expand_first, login, switched
+from tests.browser.conftest import expand_first, login, opened, switched
 from tests.factories import StaffFactory, UserFactory
 from tests.review.blind import forbidden_strings, grader_verdict_for, leaks, make_ids_distinctive
 
@@ -78,7 +78,7 @@ def test_two_reviewers_complete_a_blind_review(browser, server_url, artifacts, s
     start = page.locator("form[action$='/next'] button")
     start.focus()
     page.keyboard.press("Enter")
-    page.wait_for_selector(".rv-panel.is-current")
+    opened(page)
     assignment = Assignment.objects.get(reviewer__username="alice")
     # Shared hunks are marked in the diff itself (from the sidebar's list), not only listed.
     shared = page.locator(".rv-panel.is-current .rv-shared li[data-path]").count()
@@ -96,7 +96,7 @@ def test_two_reviewers_complete_a_blind_review(browser, server_url, artifacts, s
         if i == n // 2:
             # Reload in the middle: drafts and the clock are on the server.
             page.reload()
-            page.wait_for_selector(".rv-panel.is-current")
+            opened(page)
             current = page.locator(".rv-panel.is-current").get_attribute("data-alias")
             assert current == chr(ord("A") + i)
             assert page.locator(".rv-tab .rv-tab-tier").first.inner_text().startswith("T")
@@ -157,7 +157,7 @@ def test_two_reviewers_complete_a_blind_review(browser, server_url, artifacts, s
     problems = _watch(page)
     login(page, server_url, "bob")
     page.click("text=Start the next group")
-    page.wait_for_selector(".rv-panel.is-current")
+    opened(page)
     page.click("#rv-submit button")
     # Problems appear beside the field they concern (issue 17), not in a list at the top.
     page.wait_for_selector(".rv-panel.is-current .rv-field-error")

@@ -13,7 +13,7 @@ from review.models import Assignment, Label
 from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next
 from review.services.reviewing import review_submit
-from tests.browser.conftest import login, switched
+from tests.browser.conftest import login, opened, switched
 from tests.factories import UserFactory
 from tests.review.helpers import complete_labels, make_groups
 
@@ -49,7 +49,7 @@ def test_a_sentinel_is_reviewed_like_any_group(browser, server_url, artifacts, f
     page.goto(f"{server_url}/review/")
     assert "1 group available to you" in page.inner_text("main")
     page.click("text=Start the next group")
-    page.wait_for_selector(".rv-panel.is-current")
+    opened(page)
     sentinel = Assignment.objects.get(sentinel=True)
     assert page.url.endswith(f"/review/a/{sentinel.pk}/")
     assert sentinel.group_id == first_review.group_id
