@@ -29,6 +29,7 @@ from grading.domain.repos import is_git_repository, local_repo_path
 from grading.models import Patch, Task, Trajectory
 from grading.selectors.rollouts import group_identity_names, trajectory_events
 from review.diffs import (
+    LEXED_VERSION,
     RENDERER_VERSION,
     HunkSignature,
     LexCache,
@@ -134,7 +135,8 @@ class GroupLexCache(LexCache):
 
     @staticmethod
     def _key(key: str) -> str:
-        return f"gagar-lexed:v{RENDERER_VERSION}:" + hashlib.sha256(key.encode()).hexdigest()
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        return f"gagar-lexed:v{RENDERER_VERSION}.{LEXED_VERSION}:{digest}"
 
     def get(self, key: str) -> Lexed | None:
         if key not in self._memo:

@@ -8,7 +8,7 @@ HTML (with intra-line change marks), and `html` folds long unchanged runs and wr
 """
 
 from grading.diffs import ChangeKind, FileDiff, Hunk, Line, decode_diff, parse_patch
-from review.diffs.lexing import LexCache, Lexed
+from review.diffs.lexing import LEXED_VERSION, LexCache, Lexed
 from review.diffs.render import (
     HUNKS_ONLY,
     RENDERER_VERSION,
@@ -26,6 +26,7 @@ from review.diffs.signatures import HunkSignature, hunk_signatures, shared_chang
 
 __all__ = [
     "HUNKS_ONLY",
+    "LEXED_VERSION",
     "RENDERER_VERSION",
     "ChangeKind",
     "FileDiff",

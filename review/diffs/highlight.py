@@ -23,7 +23,7 @@ from pygments.styles import get_style_by_name
 from pygments.util import ClassNotFound
 
 from grading.domain.hostile_text import visible
-from review.diffs.lexing import LexCache, Lexed, Piece, clear_fused, css_class, lex_side
+from review.diffs.lexing import LexCache, Lexed, Pieces, clear_fused, css_class, lex_side
 
 Ranges = Sequence[tuple[int, int]]
 
@@ -169,19 +169,22 @@ def plain_lines(lines: Sequence[str], marks: Mapping[int, Ranges]) -> list[str]:
     return out
 
 
-def line_html(pieces: Sequence[Piece], ranges: Ranges | None = None) -> str:
-    """One line's HTML from its token pieces; intra-line `ranges` split the spans they cut."""
+def line_html(pieces: Pieces, ranges: Ranges | None = None) -> str:
+    """One line's HTML from its token pieces (class, text, class, text, …); intra-line
+    `ranges` split the spans they cut."""
     parts: list[str] = []
+    it = iter(pieces)
+    pairs = zip(it, it)  # noqa: B905 (pairs of one flat tuple: always whole)
     if ranges:
         col = 0
-        for cls, piece in pieces:
+        for cls, piece in pairs:
             _emit_marked(parts, cls if cls in STYLED_CLASSES else "", piece, col, ranges)
             col += len(piece)
         return "".join(parts)
     # Adjacent pieces of one class are merged into one span (as HtmlFormatter does), and
     # adjacent unstyled pieces into one text.
     pend_cls, pend = "", ""
-    for cls, piece in pieces:
+    for cls, piece in pairs:
         if cls not in STYLED_CLASSES:
             cls = ""
         if cls == pend_cls:

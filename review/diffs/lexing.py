@@ -38,7 +38,12 @@ from pygments.token import STANDARD_TYPES, Error, Whitespace, _TokenType
 # with none, edited standard library modules come out wrong (tests/diffs/test_lexing.py).
 MARGIN = 1
 
-Piece = tuple[str, str]  # (CSS class, text) of one token's part on one line
+# One line's tokens as a flat tuple: the CSS class and text of each token's part on the line,
+# (class, text, class, text, …). Flat rather than a pair per piece: a big diff's sides hold
+# hundreds of thousands of pieces, and a tuple each was most of what the collector counted.
+Pieces = tuple[str, ...]
+# Bump when `Lexed` changes shape: lexed sides are kept in the shared cache under it.
+LEXED_VERSION = "2"
 State = tuple[str, ...]
 
 # What was lexed, for benchmarks and tests: "sides" lexed from their start, "runs" of changed
@@ -51,7 +56,7 @@ class Lexed:
     """One side's tokens per line, and the lexer's state stack at each line's start (None
     where a token runs across the line break, or the lexer's state cannot be read)."""
 
-    lines: tuple[tuple[Piece, ...], ...]
+    lines: tuple[Pieces, ...]
     states: tuple[State | None, ...]
     # Lines where a rule that can look any number of lines ahead was tried (see `far_guards`).
     far: frozenset[int] = frozenset()
@@ -387,16 +392,185 @@ def _scoped(pattern: re.Pattern[str]) -> str | None:
     return f"(?{letters}:{_GLOBAL_FLAGS.sub('', pattern.pattern)})"
 
 
+# Characters a rule's first character is told apart by (`_first_chars`): ASCII, where nearly
+# all of code's tokens start; a token starting with any other character (or the end of the
+# text) is matched by the state's whole fused pattern.
+_ASCII = tuple(chr(c) for c in range(128))
+_ASCII_SET = frozenset(_ASCII)
+# What the regex engine said of one-character items (by item and flags), until clear_fused.
+_ONE_CHAR_SETS: dict[tuple[Any, str, int], frozenset[str]] = {}
+
+
+def _one_char(op: Any, av: Any, state: Any, flags: int) -> frozenset[str]:
+    """The ASCII characters one one-character item matches. Literals, ranges and negations
+    are read directly (a class of thousands of ranges, as an identifier's, costs nothing
+    then); categories, case-insensitive items and anything else are asked of the regex
+    engine (`_engine_chars`)."""
+    if flags & re.IGNORECASE:
+        return _engine_chars(op, av, state, flags)
+    if op is _c.LITERAL:
+        return frozenset(chr(av)) & _ASCII_SET
+    if op is _c.NOT_LITERAL:
+        return _ASCII_SET - {chr(av)}
+    if op is _c.ANY:
+        return _ASCII_SET if flags & re.DOTALL else _ASCII_SET - {"\n"}
+    if op is not _c.IN:
+        return _engine_chars(op, av, state, flags)
+    chars: set[str] = set()
+    negate = False
+    for sub, arg in av:
+        if sub is _c.NEGATE:
+            negate = True
+        elif sub is _c.LITERAL:
+            if arg < 128:
+                chars.add(chr(arg))
+        elif sub is _c.RANGE:
+            chars.update(_ASCII[arg[0] : min(arg[1], 127) + 1])
+        else:
+            chars |= _engine_chars(_c.IN, [(sub, arg)], state, flags)
+    return _ASCII_SET - chars if negate else frozenset(chars)
+
+
+def _engine_chars(op: Any, av: Any, state: Any, flags: int) -> frozenset[str]:
+    """The ASCII characters one one-character item matches, asked of the regex engine itself:
+    the item compiled alone, with its flags, against every ASCII character."""
+    key = (op, repr(av), flags)
+    found = _ONE_CHAR_SETS.get(key)
+    if found is None:
+        one = _compiler.compile(_parser.SubPattern(state, [(op, av)]), flags).fullmatch
+        found = _ONE_CHAR_SETS[key] = frozenset(c for c in _ASCII if one(c))
+    return found
+
+
+def _starts(seq: Any, state: Any, flags: int) -> tuple[frozenset[str] | None, bool]:
+    """The ASCII characters a match of the parsed `seq` may start with (None: any), and
+    whether it may match nothing at all. Items that match no text (anchors, lookahead and
+    lookbehind) are passed over, which only widens the set; group references and anything
+    unknown may start with anything."""
+    chars: set[str] = set()
+    for op, av in seq:
+        if op in _ONE_CHAR:
+            return frozenset(chars | _one_char(op, av, state, flags)), False
+        if op is _c.AT or op in (_c.ASSERT, _c.ASSERT_NOT):
+            continue
+        if op is _c.SUBPATTERN:
+            sub, empty = _starts(av[3], state, (flags | av[1]) & ~av[2])
+        elif op is _c.ATOMIC_GROUP:
+            sub, empty = _starts(av, state, flags)
+        elif op in _REPEATS:
+            sub, empty = _starts(av[2], state, flags)
+            empty = empty or av[0] == 0
+        elif op is _c.BRANCH:
+            alts = [_starts(alt, state, flags) for alt in av[1]]
+            if any(a is None for a, _ in alts):
+                return None, True
+            sub = frozenset().union(*(a for a, _ in alts if a is not None))
+            empty = any(e for _, e in alts)
+        else:
+            return None, True
+        if sub is None:
+            return None, True
+        chars |= sub
+        if not empty:
+            return frozenset(chars), False
+    return frozenset(chars), True
+
+
+def _first_chars(pattern: re.Pattern[str]) -> frozenset[str] | None:
+    """The ASCII characters a match of `pattern` may start with, or None where it may start
+    with any (it can match empty text, or it cannot be read)."""
+    if _parser is None:
+        return None
+    try:
+        parsed = _parser.parse(pattern.pattern, pattern.flags)
+        chars, empty = _starts(parsed, parsed.state, pattern.flags)
+    except Exception:  # a private module's shape changed: any character
+        return None
+    return None if empty else chars
+
+
+def _no_match(_text: str, _pos: int) -> None:
+    return None
+
+
+Rule = tuple[Any, Any, Any]  # (match, action, new state), as RegexLexer keeps a rule
+# A state's alternation (or a part of it) and its rules by the number of the group that
+# matched (None for the rules' own groups).
+Matcher = tuple[Callable[[str, int], re.Match[str] | None], tuple[Rule | None, ...]]
+
+
+class _ByChar(dict[str, Matcher]):
+    """A state's alternations by the character at the position a token is looked for at,
+    each made on first use (see `_Fused`): of the rules that may start with an ASCII
+    character (`_first_chars`), in their order; of all of them for any other character and
+    for the end of the text ("")."""
+
+    def __init__(
+        self,
+        whole: Matcher,
+        parts: Sequence[str],
+        patterns: Sequence[re.Pattern[str]],
+        rules: Sequence[Rule],
+    ) -> None:
+        super().__init__()
+        self.whole, self.parts, self.patterns, self.rules = whole, parts, patterns, rules
+        # Each rule's first characters, on first use, and the alternations made so far by
+        # the rules they hold (many characters start the same rules).
+        self.firsts: list[frozenset[str] | None] = []
+        self.subsets: dict[tuple[int, ...], Matcher] = {}
+
+    def __missing__(self, char: str) -> Matcher:
+        if len(char) != 1 or char not in _ASCII_SET:
+            self[char] = self.whole
+            return self.whole
+        if not self.firsts:
+            self.firsts.extend(_first_chars(p) for p in self.patterns)
+        wanted = tuple(i for i, f in enumerate(self.firsts) if f is None or char in f)
+        matcher = self.subsets.get(wanted)
+        if matcher is None:
+            matcher = self.subsets[wanted] = self._subset(wanted)
+        self[char] = matcher
+        return matcher
+
+    def _subset(self, wanted: tuple[int, ...]) -> Matcher:
+        if not wanted:
+            return _no_match, ()
+        if len(wanted) == len(self.parts):
+            return self.whole
+        parts = [self.parts[i] for i in wanted]
+        rules = _by_group([self.patterns[i] for i in wanted], [self.rules[i] for i in wanted])
+        return re.compile("|".join(parts)).match, rules
+
+
 @dataclass(frozen=True, slots=True)
 class _Fused:
     """One state's rules as one compiled alternation, each rule inside its own group, and
-    the rule (regex, action, new state) by the number of the group that matched."""
+    the rule (regex, action, new state) by the number of the group that matched.
+
+    `by_char` holds, by the text's character at the position, the alternation of only the
+    rules that may start with it, in their order: the first of them to match is the first
+    of all the rules to match, since the others cannot match there. The regex engine then
+    enters a few of a state's dozens of rules at each token instead of each one before the
+    one that matches (it passes over an alternative by its first character only when that
+    is a bare literal or class, never a group, and every rule here is in its own group)."""
 
     match: Callable[[str, int], re.Match[str] | None]
-    rules: dict[int, tuple[Any, Any, Any]]
+    rules: tuple[Rule | None, ...]  # by group number
+    by_char: _ByChar
 
 
-def _fused(rules: Sequence[tuple[Any, Any, Any]]) -> _Fused | None:
+def _by_group(
+    patterns: Sequence[re.Pattern[str]], rules: Sequence[Rule]
+) -> tuple[Rule | None, ...]:
+    """Rules by the number of their group in the alternation of their patterns, each in a
+    group of its own (None at the numbers of the patterns' own groups)."""
+    out: list[Rule | None] = [None]
+    for pattern, rule in zip(patterns, rules, strict=True):
+        out += [rule] + [None] * pattern.groups
+    return tuple(out)
+
+
+def _fused(rules: Sequence[Rule]) -> _Fused | None:
     """The state's rules as one regex: `(r1)|(r2)|…` matched at a position tries r1, then r2,
     … and takes the first alternative that matches, as Pygments' loop tries the rules in
     order and takes the first match, so the match (its end and text) is the same; one call
@@ -405,34 +579,33 @@ def _fused(rules: Sequence[tuple[Any, Any, Any]]) -> _Fused | None:
     names it; each rule keeps its own flags, scoped to it. None (the rules are tried one by
     one, as Pygments does) where a rule refers to its own groups by number or name, or its
     pattern does not fuse."""
-    fused: _Fused | None = None
     patterns: list[re.Pattern[str]] = []
     for rexmatch, _action, _new_state in rules:
         pattern = getattr(rexmatch, "__self__", None)
         if not isinstance(pattern, re.Pattern) or not isinstance(pattern.pattern, str):
-            break
+            return None
         if _GROUP_REFERENCE.search(pattern.pattern):
-            break
+            return None
         patterns.append(pattern)
     scoped = [_scoped(p) for p in patterns]
-    if rules and len(patterns) == len(rules) and None not in scoped:
-        parts, by_group, group = [], {}, 1
-        for pattern, body, rule in zip(patterns, scoped, rules, strict=True):
-            parts.append(f"({body})")
-            by_group[group] = rule
-            group += 1 + pattern.groups
-        try:
-            compiled = re.compile("|".join(parts))
-        except re.error:
-            compiled = None
-        if compiled is not None and compiled.groups == group - 1:
-            fused = _Fused(compiled.match, by_group)
-    return fused
+    if not rules or None in scoped:
+        return None
+    parts = tuple(f"({body})" for body in scoped)
+    by_group = _by_group(patterns, rules)
+    try:
+        compiled = re.compile("|".join(parts))
+    except re.error:
+        return None
+    if compiled.groups != len(by_group) - 1:
+        return None
+    whole = (compiled.match, by_group)
+    return _Fused(compiled.match, by_group, _ByChar(whole, parts, patterns, rules))
 
 
 def clear_fused() -> None:
     """Forget the fused rules (benchmarks measure a cold start)."""
     _FUSED.clear()
+    _ONE_CHAR_SETS.clear()
 
 
 def fused_states(lexer: RegexLexer) -> _FusedStates:
@@ -461,31 +634,60 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
     stack: State,
     starts: Sequence[int],
     stop: Callable[[int, State], bool],
-) -> tuple[list[tuple[_TokenType, str]], dict[int, State], int | None, list[int]]:
+) -> tuple[list[Pieces], dict[int, State], int | None, list[int]]:
     """Pygments' `RegexLexer.get_tokens_unprocessed` loop (2.x, the same steps), from `pos`
     in state `stack`, noting the stack at every line start it reaches between tokens, and
     the positions where a rule that may look any number of lines ahead was tried.
 
     Each state's rules are tried as one fused regex where they fuse (`_fused`: the same
-    first matching rule, found in one call), else one by one as Pygments does.
+    first matching rule, found in one call; of only the rules that may start with the
+    character at the position, `_Fused.by_char`), else one by one as Pygments does.
 
     `stop(line, stack)` is asked at each such line start after `pos` and ends the run there.
-    Returns the tokens, the noted stacks by line index, the line it stopped at (None: the
-    end of the text), and those positions.
+    Returns the tokens as pieces per line (as `_split` cuts them, made here: a token tuple
+    per token, kept until the side is split, was the most of what the collector counted), the
+    noted stacks by line index, the line it stopped at (None: the end of the text), and those
+    positions. Raises ValueError where the tokens do not end at a line's end.
     """
     tokendefs: Any = getattr(lexer, "_tokens")  # noqa: B009 (set by RegexLexerMeta, untyped)
     table = fused_states(lexer)
     statestack = list(stack)
-    statetokens = tokendefs[statestack[-1]]
-    fused = table[statestack[-1]]
-    guards = table.guards_of(statestack[-1])
-    anchored = statestack[-1] in table.at_line_start
+
+    def enter(state: str) -> tuple[Any, _Fused | None, _ByChar | None, Guards, bool]:
+        # What the loop reads of the state on top of the stack, held in locals until it changes.
+        fused = table[state]
+        by_char = None if fused is None else fused.by_char
+        return (
+            tokendefs[state],
+            fused,
+            by_char,
+            table.guards_of(state),
+            state in table.at_line_start,
+        )
+
+    statetokens, fused, by_char, guards, anchored = enter(statestack[-1])
     far: list[int] = []
-    tokens: list[tuple[_TokenType, str]] = []
-    append = tokens.append
+    lines: list[Pieces] = []  # each line lexed to its end
+    line: list[str] = []  # the pieces of the line the last token is on
+    push = line.extend
+    classes: dict[_TokenType, str] = {}
+
+    def add(ttype: _TokenType, value: str) -> None:
+        # One token's text as pieces of the line it is on and of the lines it runs onto.
+        cls = classes.get(ttype)
+        if cls is None:
+            cls = classes[ttype] = css_class(ttype)
+        for n, piece in enumerate(value.split("\n")):
+            if n:
+                lines.append(tuple(line))
+                line.clear()
+            if piece:
+                push((cls, piece))
+
     states: dict[int, State] = {}
     end, last = len(text), pos
     k = bisect_right(starts, pos)
+    at: int | None = None
     while True:
         if (
             guards is not None
@@ -493,39 +695,43 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
             and guards(text, pos)
         ):
             far.append(pos)
-        if fused is not None:
-            m = fused.match(text, pos)
-            rule = None if m is None else fused.rules[m.lastindex or 0]
+        if by_char is not None:
+            char = text[pos : pos + 1]
+            match, rules = by_char[char]
+            m = match(text, pos)
+            rule = None if m is None else rules[m.lastindex or 0]
         else:
             m, rule = _one_by_one(statetokens, text, pos)
         if m is not None and rule is not None:
             rexmatch, action, new_state = rule
-            if action is not None:
-                if type(action) is _TokenType:
-                    append((action, m.group()))
+            if type(action) is _TokenType:
+                value = m.group()
+                pos += len(value)  # the match starts at pos: its end
+                cls = classes.get(action)
+                if cls is not None and "\n" not in value:
+                    if value:
+                        push((cls, value))
                 else:
+                    add(action, value)
+            else:
+                if action is not None:
                     # A callback reads the rule's own groups: its own match (the same one).
                     own = m if fused is None else rexmatch(text, pos)
-                    tokens.extend((t, v) for _, t, v in action(lexer, own))
-            pos = m.end()
+                    for _, t, v in action(lexer, own):
+                        add(t, v)
+                pos = m.end()
             if new_state is not None:
                 _transition(statestack, new_state)
-                statetokens = tokendefs[statestack[-1]]
-                fused = table[statestack[-1]]
-                guards = table.guards_of(statestack[-1])
-                anchored = statestack[-1] in table.at_line_start
+                statetokens, fused, by_char, guards, anchored = enter(statestack[-1])
         else:
             if pos >= end:
                 break
             if text[pos] == "\n":
                 statestack = ["root"]
-                statetokens = tokendefs["root"]
-                fused = table["root"]
-                guards = table.guards_of("root")
-                anchored = "root" in table.at_line_start
-                append((Whitespace, "\n"))
+                statetokens, fused, by_char, guards, anchored = enter("root")
+                add(Whitespace, "\n")
             else:
-                append((Error, text[pos]))
+                add(Error, text[pos])
             pos += 1
         # A line starts where the last token ended with a line break (every line but the
         # first follows one). Noted once, on arrival: an empty match (`default(...)`) may move
@@ -537,18 +743,21 @@ def _regex_run(  # noqa: C901 (Pygments' loop, step for step, reads best as one)
             state = tuple(statestack)
             states[k] = state
             if stop(k, state):
-                return tokens, states, k, far
-    return tokens, states, None, far
+                at = k
+                break
+    if line:
+        raise ValueError("tokens do not cover the lines")
+    return lines, states, at, far
 
 
 def _lines_of(positions: Sequence[int], starts: Sequence[int]) -> set[int]:
     return {bisect_right(starts, p) - 1 for p in positions}
 
 
-def _split(tokens: Sequence[tuple[_TokenType, str]], count: int) -> list[tuple[Piece, ...]]:
+def _split(tokens: Sequence[tuple[_TokenType, str]], count: int) -> list[Pieces]:
     """Tokens of `count` whole lines (each ending in "\\n") as pieces per line."""
-    out: list[tuple[Piece, ...]] = []
-    line: list[Piece] = []
+    out: list[Pieces] = []
+    line: list[str] = []
     classes: dict[_TokenType, str] = {}
     for ttype, value in tokens:
         cls = classes.get(ttype)
@@ -556,7 +765,7 @@ def _split(tokens: Sequence[tuple[_TokenType, str]], count: int) -> list[tuple[P
             cls = classes[ttype] = css_class(ttype)
         if "\n" not in value:
             if value:
-                line.append((cls, value))
+                line += (cls, value)
             continue
         parts = value.split("\n")
         for k, piece in enumerate(parts):
@@ -564,7 +773,7 @@ def _split(tokens: Sequence[tuple[_TokenType, str]], count: int) -> list[tuple[P
                 out.append(tuple(line))
                 line = []
             if piece:
-                line.append((cls, piece))
+                line += (cls, piece)
     if line or len(out) != count:
         raise ValueError("tokens do not cover the lines")
     return out
@@ -592,15 +801,18 @@ def lex_side(lexer: Lexer, lines: Sequence[str], *, cache: LexCache | None = Non
     if _readable(lexer):
         assert isinstance(lexer, RegexLexer)
         run = _regex_run(lexer, text, 0, ("root",), starts, lambda _k, _s: False)
-        tokens, noted, _, far = run
+        pieces, noted, _, far = run
+        if len(pieces) != len(lines):
+            raise ValueError("tokens do not cover the lines")
         noted[0] = ("root",)
         states = tuple(noted.get(i) for i in range(len(lines)))
         far_lines = frozenset(_lines_of(far, starts))
     else:
         tokens = [(t, v) for _, t, v in lexer.get_tokens_unprocessed(text)]
+        pieces = _split(tokens, len(lines))
         states = (None,) * len(lines)
         far_lines = frozenset()
-    lexed = Lexed(tuple(_split(tokens, len(lines))), states, far_lines)
+    lexed = Lexed(tuple(pieces), states, far_lines)
     if cache is not None:
         cache.set(key, lexed)
     return lexed
@@ -672,7 +884,7 @@ def lex_against(  # noqa: C901 (copying and lexing alternate in one loop)
 
     text = "\n".join(lines) + "\n"
     starts = _line_starts(lines)
-    out: list[tuple[Piece, ...]] = []
+    out: list[Pieces] = []
     states: list[State | None] = [None] * n
     far: set[int] = set()
     t = 0
@@ -698,11 +910,13 @@ def lex_against(  # noqa: C901 (copying and lexing alternate in one loop)
         def stop(k: int, state: State, start: int = t) -> bool:
             return k > start and can_copy(k) and ref.states[ref_of[k]] == state
 
-        tokens, noted, at, far_at = _regex_run(lexer, text, starts[t], stack, starts, stop)
+        pieces, noted, at, far_at = _regex_run(lexer, text, starts[t], stack, starts, stop)
         far |= _lines_of(far_at, starts)
         end = n if at is None else at
         LEX_STATS["lines"] += end - t
-        out.extend(_split(tokens, end - t))
+        if len(pieces) != end - t:
+            raise ValueError("tokens do not cover the lines")
+        out.extend(pieces)
         for k, state in noted.items():
             states[k] = state
         if at is None:

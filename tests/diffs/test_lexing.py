@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import random
+import re
 import sysconfig
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from review.diffs.layout import Row, rows_from_hunks
 from review.diffs.lexing import (
     ALWAYS,
     LEX_STATS,
+    _first_chars,
     _readable,
     css_class,
     fused_states,
@@ -30,17 +32,17 @@ from review.diffs.lexing import (
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
 
-def _pygments_lines(path: str, lines: list[str]) -> list[tuple[tuple[str, str], ...]]:
-    """Pygments' own tokens for the joined side, as (class, text) pieces per line."""
+def _pygments_lines(path: str, lines: list[str]) -> list[tuple[str, ...]]:
+    """Pygments' own tokens for the joined side, as (class, text, class, text, …) per line."""
     if not lines:
         return []
-    out: list[tuple[tuple[str, str], ...]] = [()]
+    out: list[tuple[str, ...]] = [()]
     for _, ttype, value in lexer_for(path).get_tokens_unprocessed("\n".join(lines) + "\n"):
         for k, piece in enumerate(value.split("\n")):
             if k:
                 out.append(())
             if piece:
-                out[-1] = (*out[-1], (css_class(ttype), piece))
+                out[-1] = (*out[-1], css_class(ttype), piece)
     assert out[-1] == ()
     return out[:-1]
 
@@ -158,7 +160,7 @@ def test_it_relexes_what_follows_a_change_of_state() -> None:
     new = ['"""', *old]
     lexed = _against("m.py", old, new, n=30)
     assert lexed is not None
-    assert all(cls.startswith("s") for line in lexed.lines[1:] for cls, _ in line)
+    assert all(cls.startswith("s") for line in lexed.lines[1:] for cls in line[::2])
     (rendered,) = render_patch(_udiff(old, new, n=30))
     assert 'class="s2">value_29 = compute(29)' in rendered.html
 
@@ -255,6 +257,58 @@ def test_the_fused_rules_lex_as_pygments_does(path: str, pieces: list[str]) -> N
     if not _readable(lexer):
         return
     assert list(lex_side(lexer, lines).lines) == _pygments_lines(path, lines)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(LEXED_PATHS),
+    st.lists(st.sampled_from([*PIECES, "é", "\u00a0", "Ωx", "K"]), min_size=1, max_size=60),
+)
+def test_the_rules_a_character_may_start_match_as_all_the_rules_do(
+    path: str, pieces: list[str]
+) -> None:
+    # Each fused state is matched by the alternation of only the rules that may start with
+    # the text's character (_Fused.by_char): at every position of the text, in every state,
+    # the same rule matches the same text as the whole state's alternation, or none does.
+    lexer = lexer_for(path)
+    if not _readable(lexer):
+        return
+    text = "".join(pieces) + "\n"
+    table = fused_states(lexer)  # type: ignore[arg-type]
+    for state in lexer._tokens:  # type: ignore[attr-defined]
+        fused = table[state]
+        if fused is None:
+            continue
+        for pos in range(len(text) + 1):
+            whole = fused.match(text, pos)
+            match, rules = fused.by_char[text[pos : pos + 1]]
+            picked = match(text, pos)
+            assert (picked is None) == (whole is None), (path, state, pos)
+            if picked is not None and whole is not None:
+                assert picked.span() == whole.span(), (path, state, pos)
+                assert rules[picked.lastindex or 0] is fused.rules[whole.lastindex or 0]
+
+
+def test_a_rule_starts_only_with_the_characters_it_can_start_with() -> None:
+    # What the dispatch reads of a rule's pattern: its first character, past anchors,
+    # lookarounds and optional parts; None where it may match nothing.
+    def first(pattern: str, flags: int = 0) -> frozenset[str] | None:
+        return _first_chars(re.compile(pattern, flags))
+
+    assert first(r"\bdef\b") == {"d"}
+    assert first(r"(?<!\.)(?:if|else)\b") == {"i", "e"}
+    assert first(r"[^\S\n]+") == {" ", "\t", "\x0b", "\x0c", "\r"} | {
+        chr(c) for c in range(0x1C, 0x20)
+    }
+    assert first(r"r?'") == {"r", "'"}
+    assert first(r"(?i)select") == {"s", "S"}
+    assert first(r"[a-z]*") is None  # may match nothing: any character
+    assert first(r"\d+") == frozenset("0123456789")
+    assert first(r"[^a]") == frozenset(chr(c) for c in range(128)) - {"a"}
+    assert first(r".", re.DOTALL) == frozenset(chr(c) for c in range(128))
+    assert first(r"(?=x)") is None
+    # Case-insensitive: the Kelvin sign is a k, as the regex engine matches it.
+    assert first("(?i)\u212a") == {"k", "K"}
 
 
 def test_most_states_of_common_lexers_fuse() -> None:

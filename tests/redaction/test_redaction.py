@@ -379,3 +379,50 @@ def test_no_segment_of_a_catalogued_model_name_is_left_behind(text: str) -> None
 @pytest.mark.parametrize("text", ["mistral wind", "the gpt of it", "the gpt-large model", "phi-x"])
 def test_ordinary_words_near_a_versioned_stem_stay(text: str) -> None:
     assert build_redactor([])(text) == text
+
+
+def _lines_by_find(anchors: tuple[str, ...], low: str) -> set[int]:
+    """The line filter as one `str.find` scan per anchor (the passes with few anchors)."""
+    starts = set()
+    for anchor in anchors:
+        i = low.find(anchor)
+        while i >= 0:
+            starts.add(low.rfind("\n", 0, i) + 1)
+            end = low.find("\n", i)
+            i = low.find(anchor, end) if end >= 0 else -1
+    return starts
+
+
+@given(
+    st.lists(st.text("abc.-", min_size=1, max_size=4), min_size=17, max_size=40),
+    st.lists(st.sampled_from(["a", "b", "c", ".", "-", "ab", "ca", "\n", " "]), max_size=200),
+)
+def test_a_pass_with_many_anchors_finds_the_lines_one_scan_per_anchor_does(
+    anchors: list[str], pieces: list[str]
+) -> None:
+    # One scan for all of them (redaction._finder): anchors that start inside another,
+    # overlap it or start with another, several on a line, a line without a break at the end.
+    rule = redaction._Pass(re.compile("x"), "", tuple(anchors))
+    assert rule.finder is not None
+    low = "".join(pieces)
+    assert rule._lines(low) == _lines_by_find(tuple(anchors), low)
+
+
+def test_the_catalogue_and_agent_files_are_found_in_one_scan():
+    catalogue_pass = redaction._CATALOGUE_PASS
+    assert catalogue_pass.finder is not None and catalogue_pass.anchors is not None
+    text = Path(sysconfig.get_paths()["stdlib"], "argparse.py").read_text()
+    text += "\nuses gpt-4o and Claude\nmeta = 1\n"
+    low = text.translate(redaction._FOLD)
+    found = catalogue_pass._lines(low)
+    assert found == _lines_by_find(catalogue_pass.anchors, low)
+    assert len(found) >= 2
+
+
+def test_a_pass_made_for_each_call_reuses_its_anchors_scan():
+    # Agent files' pass is made for every redaction (its numbering is per text): the pattern
+    # for its anchors is built once, or short strings paid for building it each time.
+    anchors = redaction._AGENT_FILE_ANCHORS
+    assert anchors is not None
+    first = redaction._Pass(re.compile("x"), "", anchors).finder
+    assert first is not None and redaction._Pass(re.compile("y"), "", anchors).finder is first
