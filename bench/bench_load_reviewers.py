@@ -34,13 +34,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-CRITERIA = (
-    "approach_suitability",
-    "implementation_precision",
-    "minimality_of_changes",
-    "unintended_side_effects",
-    "codebase_consistency",
-)
+from grading.domain.reviews_file import CRITERIA  # noqa: E402
+
 _TOKEN = re.compile(r"/review/a/(\d+)/c/([A-Za-z0-9_-]+)/label")
 # A candidate's fix form, then the first file of its diff.
 _FILE = re.compile(

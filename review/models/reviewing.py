@@ -6,17 +6,10 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from grading.domain.reviews_file import CRITERIA
 from grading.models import GraderRun
 from review.claims import CLAIM_CRITERIA
 from review.models.campaigns import Assignment, Candidate
-
-CRITERIA = (
-    "approach_suitability",
-    "implementation_precision",
-    "minimality_of_changes",
-    "unintended_side_effects",
-    "codebase_consistency",
-)
 
 # The rubric a tier typically comes with: choosing a tier pre-fills the criteria not yet set
 # (marked pre-filled until the reviewer touches them). One score per criterion per tier.
