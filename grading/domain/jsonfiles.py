@@ -190,8 +190,9 @@ class JsonReader:
         head = first.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()
         if not head:
             return
-        if head.startswith(b"{") and _complete(head):
-            yield from self._lines(path, whole=_whole(head))
+        row = _first_row(head) if head.startswith(b"{") else None
+        if row is not None:
+            yield from self._lines(path, whole=row)
             return
         if head.startswith((b"[", b"{")):
             yield from self._document(path)
@@ -320,22 +321,15 @@ class JsonReader:
         return fixed
 
 
-def _whole(first_line: bytes) -> bool:
+def _first_row(first_line: bytes) -> bool | None:
+    """How a first line starting with `{` reads: True when it holds one whole JSON value (a JSON
+    Lines row), False when it breaks off before its end (still JSON Lines: a row broken in the
+    middle, or not UTF-8), None when a value is still open at its end (the start of an indented
+    document)."""
     try:
         json.loads(first_line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except UnicodeDecodeError:
         return False
-    return True
-
-
-def _complete(first_line: bytes) -> bool:
-    """True when the first line holds one whole JSON value (a JSON Lines row)."""
-    try:
-        json.loads(first_line)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        # A JSON Lines file whose first row is broken in the middle is still JSON Lines: only a
-        # value still open at the end of the line is the start of an indented document.
-        if isinstance(exc, UnicodeDecodeError):
-            return True
-        return exc.pos < len(first_line.decode("utf-8", "replace").rstrip())
+    except json.JSONDecodeError as exc:
+        return False if exc.pos < len(first_line.decode("utf-8", "replace").rstrip()) else None
     return True
