@@ -47,6 +47,7 @@ from review.analytics.exports import (
     tier_fields,
 )
 from review.analytics.filters import Filters
+from review.analytics.label_refresh import consensus_by_attempt
 from review.analytics.sharing import fan_out
 from review.models import Assignment, Campaign, ConsensusLabel, Disagreement, FixRequest, Label
 from review.models.reviewing import CRITERIA
@@ -315,12 +316,15 @@ def _verdicts(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     return out
 
 
-def _reviews(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
-    # Each reviewer's first review (a sentinel repeat is not another review of the candidate).
-    done = {
+def _reviews(ids: list[int], campaign: int | None) -> dict[int, list[dict[str, Any]]]:
+    # Each reviewer's first review (a sentinel repeat is not another review of the candidate);
+    # a package of one campaign publishes that campaign's reviews only.
+    done: dict[str, Any] = {
         "candidate__assignment__status": Assignment.Status.SUBMITTED,
         "candidate__assignment__sentinel": False,
     }
+    if campaign is not None:
+        done["candidate__assignment__campaign_id"] = campaign
 
     def fetch(wanted: set[int]) -> Iterator[tuple[int, int, dict[str, Any]]]:
         fixes: dict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -460,6 +464,8 @@ def package_export(
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     filters = filters or Filters()
+    # One campaign's package: its reviews and the consensus of those reviews only.
+    scoped = consensus_by_attempt(filters) if filters.campaign is not None else None
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     (table,) = PACKAGE_TABLES
@@ -477,13 +483,20 @@ def package_export(
                 .order_by("pk")
             )
             redactors = _redactors(attempts)
-            events, verdicts, reviews = _trajectories(ids), _verdicts(ids), _reviews(ids)
-            consensus = {
-                aid: (tier, method == ConsensusLabel.Method.EXPLOIT)
-                for aid, tier, method in ConsensusLabel.objects.filter(
-                    attempt_id__in=ids
-                ).values_list("attempt_id", "tier", "method")
-            }
+            events, verdicts = _trajectories(ids), _verdicts(ids)
+            reviews = _reviews(ids, filters.campaign)
+            if scoped is not None:
+                consensus = {
+                    aid: (c.tier, c.method == ConsensusLabel.Method.EXPLOIT)
+                    for aid, c in scoped.items()
+                }
+            else:
+                consensus = {
+                    aid: (tier, method == ConsensusLabel.Method.EXPLOIT)
+                    for aid, tier, method in ConsensusLabel.objects.filter(
+                        attempt_id__in=ids
+                    ).values_list("attempt_id", "tier", "method")
+                }
             rows = []
             for a in attempts:
                 extra = {

@@ -14,12 +14,14 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from grading.models import Attempt, GraderConfig
-from review.analytics.exports import labels_export
+from review.analytics.exports import labels_export, reviewer_pseudonym
+from review.analytics.filters import Filters
 from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.package import package_export
-from review.models import CalibratedLabel, CalibrationFit, ConsensusLabel
+from review.models import CalibratedLabel, CalibrationFit, Campaign, ConsensusLabel
 from review.stats import calibrate_tiers
 from tests.analytics.factories import grade_group, make_study, review_group
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -125,6 +127,77 @@ def test_label_export_counts_reviewed_attempts_whose_ids_repeat_across_groups(tm
         Attempt.objects.filter(pk=attempt.pk).update(external_id=f"system-{attempt.index}")
     result = labels_export(fmt="jsonl", out_dir=tmp_path, batch=5)
     assert result.counts["reviewed_attempts"] == 18  # 6 groups x 3 reviewed passers
+
+
+def test_a_campaign_export_counts_only_that_campaigns_reviews_in_its_consensus(tmp_path):
+    # Two campaigns over the same groups: the first campaign's three reviewers put the first
+    # passer in T1 (rev0, rev1) or T2 (rev2); a second campaign's two reviewers put it in T3. An
+    # export of one campaign showed that campaign's human tiers beside the consensus and review
+    # count of both.
+    study = study3()
+    second = Campaign.objects.create(name="second opinion")
+    second.groups.set(study.groups)
+    others = [UserFactory(username=f"other{i}") for i in range(2)]
+    for g, atts in zip(study.groups, study.attempts, strict=True):
+        for reviewer in others:
+            review_group(second, g, atts, reviewer, ["t3", "t1", "t1"])
+
+    def rows(campaign: Campaign | None, out: str) -> dict[int, dict]:
+        filters = Filters(campaign=campaign.pk) if campaign else Filters()
+        labels_export(fmt="jsonl", out_dir=tmp_path / out, filters=filters, config=config)
+        lines = (tmp_path / out / "labels.jsonl").read_text().splitlines()
+        return {r["attempt_db_id"]: r for r in map(json.loads, lines)}
+
+    config = GraderConfig.objects.get(name="grader-a")
+    first, other, everything = rows(study.campaign, "a"), rows(second, "b"), rows(None, "all")
+    passer = study.attempts[3][0].pk  # rev0 t1, rev1 t1, rev2 t2 in the first campaign
+    assert [h["tier"] for h in first[passer]["human_tiers"]] == [1, 1, 2]
+    assert first[passer]["n_reviews"] == 3 and first[passer]["consensus_tier"] == 1
+    assert [h["tier"] for h in other[passer]["human_tiers"]] == [3, 3]
+    assert other[passer]["n_reviews"] == 2 and other[passer]["consensus_tier"] == 3
+    assert len(everything[passer]["human_tiers"]) == everything[passer]["n_reviews"] == 5
+    # Every row's count is its own human tiers, in each export.
+    for export in (first, other, everything):
+        assert all(len(r["human_tiers"]) == r["n_reviews"] for r in export.values())
+    # The campaign's consensus is what the stored one would be with only its labels.
+    second.delete()
+    labels_refresh()
+    alone = dict(ConsensusLabel.objects.values_list("attempt_id", "tier"))
+    assert {a: r["consensus_tier"] for a, r in first.items() if r["n_reviews"]} == alone
+
+
+def test_a_campaign_package_publishes_that_campaigns_reviews_and_their_consensus(tmp_path):
+    study = study3()
+    second = Campaign.objects.create(name="internal second opinion")
+    second.groups.set(study.groups)
+    outsider = UserFactory(username="outsider")
+    for g, atts in zip(study.groups, study.attempts, strict=True):
+        review_group(second, g, atts, outsider, ["t3", "t3", "t3"])
+    labels_refresh()
+
+    def package(campaign: Campaign | None, out: str) -> list[dict]:
+        filters = Filters(campaign=campaign.pk) if campaign else Filters()
+        package_export(fmt="jsonl", out_dir=tmp_path / out, filters=filters)
+        return [json.loads(x) for x in (tmp_path / out / "attempts.jsonl").read_text().splitlines()]
+
+    mine, everything = package(study.campaign, "mine"), package(None, "all")
+    hidden = reviewer_pseudonym(outsider.pk)
+    assert all(r["reviewer"] != hidden for row in mine for r in row["reviews"])
+    assert any(r["reviewer"] == hidden for row in everything for r in row["reviews"])
+    labels_export(fmt="jsonl", out_dir=tmp_path / "l", filters=Filters(campaign=study.campaign.pk))
+    expected = sorted(
+        (r["consensus_tier"] or 0, r["consensus_exploit"] or False)
+        for r in map(json.loads, (tmp_path / "l" / "labels.jsonl").read_text().splitlines())
+        if r["n_reviews"] and r["grader_config"] == "grader-a"
+    )
+    got = sorted(
+        (row["consensus_tier"] or 0, row["consensus_exploit"] or False)
+        for row in mine
+        if row["reviews"]
+    )
+    assert got == expected and len(got) == 18
+    # The outsider's T3s moved the whole installation's consensus (and so the unfiltered one).
+    assert sorted(r["consensus_tier"] or 0 for r in everything if r["reviews"]) != [t for t, _ in got]
 
 
 def test_label_export_for_one_configuration_has_one_row_per_attempt(tmp_path):
