@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from grading.domain import safe_json
+from grading.domain.jsonfiles import DEFAULT_MAX_LINE_BYTES
 from grading.domain.patches import PatchParseError, patch_stats, surrogate_problem
 from grading.domain.records import (
     AttemptRecord,
@@ -40,7 +41,6 @@ from grading.domain.trajectories import TrajectoryFormatError, events_from_objec
 SCHEMA_PATH = (
     Path(__file__).resolve().parents[2] / "docs" / "formats" / "gagar.group.v1.schema.json"
 )
-DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_PATCH_BYTES = 5 * 1024 * 1024
 
 

@@ -10,6 +10,10 @@ predictions and task files are JSON Lines. The rule, decided on the first non-bl
   document, one row, with the line of each top-level key kept for error messages;
 - anything else: neither, said so.
 
+Nothing is read into memory unbounded: a JSON Lines line over `max_line_bytes` (the first line
+too, whatever it turns out to be) and a document over `max_document_bytes` are refused with
+their line and the setting that raises the limit, before they are read whole.
+
 Every error says which of the two the file was read as and why. A trailing comma after the
 last item of a list or object (SCHEMAS.md §2a: CodeR's `results.json`) is not JSON; it is
 refused with its line and the fix, unless the reader is lenient, which removes trailing commas
@@ -34,6 +38,9 @@ DOCUMENT = "one JSON document"
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = safe_json.DECODER
 LENIENT_FLAG = "--lenient-json"
+# The settings GAGAR_MAX_LINE_BYTES and GAGAR_MAX_DOCUMENT_BYTES default to these.
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,10 @@ class JsonRow:
 
 def _problem(source: str, line: int | None, message: str) -> ImportProblemError:
     return ImportProblemError(ImportProblem(source, line, "", message))
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):g} MiB" if n >= 1024 * 1024 else f"{n} bytes"
 
 
 def _line_of(text: str, pos: int) -> int:
@@ -160,6 +171,8 @@ class JsonReader:
     """Reads import files; collects the notes of repairs made when lenient."""
 
     lenient: bool = False
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
     notes: list[ImportNote] = dataclasses.field(default_factory=list)
 
     def rows(self, path: Path) -> Iterator[JsonRow]:
@@ -179,17 +192,45 @@ class JsonReader:
         except safe_json.JsonLimitError as exc:
             raise _problem(source, None, str(exc)) from exc
 
+    def _line(self, handle: Any, source: str, line_no: int, why: str) -> bytes:
+        """The next line, refused when it is longer than a line may be (it is not read on)."""
+        raw: bytes = handle.readline(self.max_line_bytes + 1)
+        if len(raw) > self.max_line_bytes and not raw.endswith(b"\n"):
+            raise _problem(
+                source,
+                line_no,
+                f"line {line_no} is longer than the {_mib(self.max_line_bytes)} one line may "
+                f"hold ({why}); it was not read (the limit is GAGAR_MAX_LINE_BYTES)",
+            )
+        return raw
+
     def _rows(self, path: Path) -> Iterator[JsonRow]:
         source = str(path)
         with path.open("rb") as handle:
-            first = b""
-            for raw in handle:
+            first, line_no = b"", 0
+            while True:
+                line_no += 1
+                raw = handle.readline(self.max_line_bytes + 1)
+                if not raw:
+                    break
                 if raw.strip():
                     first = raw
                     break
         head = first.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()
         if not head:
             return
+        if len(first) > self.max_line_bytes and not first.endswith(b"\n"):
+            if head.startswith(b"["):
+                # An array on one line is a document: its size, not its line, is the limit.
+                yield from self._document(path)
+                return
+            raise _problem(
+                source,
+                line_no,
+                f"line {line_no} is longer than the {_mib(self.max_line_bytes)} one line may "
+                "hold: it is read as neither JSON Lines nor one JSON document (the limit is "
+                "GAGAR_MAX_LINE_BYTES)",
+            )
         row = _first_row(head) if head.startswith(b"{") else None
         if row is not None:
             yield from self._lines(path, whole=row)
@@ -210,7 +251,9 @@ class JsonReader:
         reason = "is a complete JSON value" if whole else "breaks off before its end"
         why = f"read as {JSON_LINES}, since line 1 {reason}"
         with path.open("rb") as handle:
-            for line_no, raw in enumerate(handle, start=1):
+            line_no = 0
+            while raw := self._line(handle, source, line_no + 1, why):
+                line_no += 1
                 if not raw.strip():
                     continue
                 try:
@@ -227,8 +270,17 @@ class JsonReader:
 
     def _document(self, path: Path) -> Iterator[JsonRow]:
         source = str(path)
-        data = path.read_bytes()
         why = f"read as {DOCUMENT}, since line 1 opens a value it does not close"
+        size = path.stat().st_size
+        if size > self.max_document_bytes:
+            raise _problem(
+                source,
+                None,
+                f"the file is {_mib(size)}, over the {_mib(self.max_document_bytes)} one JSON "
+                f"document may hold ({why}); it was not read. Write it as JSON Lines (one row "
+                "per line), or raise GAGAR_MAX_DOCUMENT_BYTES",
+            )
+        data = path.read_bytes()
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:

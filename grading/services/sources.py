@@ -9,6 +9,7 @@ from typing import IO
 from django.conf import settings
 
 from grading.domain.bundle import BundleReader
+from grading.domain.jsonfiles import JsonReader
 from grading.domain.records import GroupRecord, ImportProblem
 
 
@@ -23,3 +24,12 @@ def bundle_records(
         max_patch_bytes=settings.GAGAR_MAX_PATCH_BYTES,
     )
     return reader, iter(reader)
+
+
+def json_reader(*, lenient: bool = False) -> JsonReader:
+    """The reader of SWE-bench and reviews files, with this installation's size limits."""
+    return JsonReader(
+        lenient=lenient,
+        max_line_bytes=settings.GAGAR_MAX_LINE_BYTES,
+        max_document_bytes=settings.GAGAR_MAX_DOCUMENT_BYTES,
+    )

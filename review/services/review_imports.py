@@ -27,6 +27,7 @@ from grading.domain.records import ImportProblem
 from grading.domain.reviews_file import TaskReview, as_json, read_reviews, review_notes
 from grading.domain.wording import plural
 from grading.models import Attempt, Group, Task
+from grading.services.sources import json_reader
 from review.blinding import alias_for
 from review.models import Assignment, Campaign, CampaignGroup, Candidate, Label
 
@@ -274,7 +275,7 @@ def reviews_import(
     report = ReviewImportReport(campaign=campaign_name)
     parsed = []
     for path in paths:
-        reviews, problems = read_reviews(path)
+        reviews, problems = read_reviews(path, json_reader())
         report.problems += problems
         parsed.append((path, reviews))
     now = timezone.now()

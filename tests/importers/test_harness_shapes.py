@@ -14,24 +14,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from grading.models import Attempt, Group, Task
-from tests.importers.swebench_files import by_system, load_rows, prediction, write_tasks
+from tests.importers.swebench_files import prediction
 
 pytestmark = pytest.mark.django_db
-SYSTEM = "moatless/20240623_moatless_claude-3.5-sonnet"
-
-
-@pytest.fixture
-def real(shared_data: Path, tmp_path: Path) -> dict[str, Any]:
-    """Four real instances, the tasks file, and one system's candidates for them."""
-    rows = load_rows(shared_data)[:4]
-    entries = by_system(rows)[SYSTEM]
-    return {
-        "rows": rows,
-        "entries": entries,
-        "ids": [row["instance_id"] for row, _ in entries],
-        "resolved": [row["instance_id"] for row, c in entries if c["resolved"]],
-        "tasks": str(write_tasks(rows, tmp_path / "tasks.jsonl")),
-    }
 
 
 def run(*args: str) -> tuple[str, str]:

@@ -9,12 +9,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from grading.domain.jsonfiles import LENIENT_FLAG, JsonReader
+from grading.domain.jsonfiles import LENIENT_FLAG
 from grading.domain.records import ImportProblemError
 from grading.domain.run_folders import read_run_folders
 from grading.domain.swebench import SystemSource, read_groups
 from grading.services.imports import ImportFailedError, ImportReport, groups_import
-from grading.services.sources import bundle_records
+from grading.services.sources import bundle_records, json_reader
 
 
 def _swebench_arguments(swe: ArgumentParser) -> None:
@@ -215,7 +215,7 @@ class Command(BaseCommand):
             systems=systems,
             run=options["run"],
             step=options["step"],
-            reader=JsonReader(lenient=options["lenient_json"]),
+            reader=json_reader(lenient=options["lenient_json"]),
             notes=notes,
         )
 
