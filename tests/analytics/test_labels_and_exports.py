@@ -170,7 +170,7 @@ def test_a_campaign_package_publishes_that_campaigns_reviews_and_their_consensus
     study = study3()
     second = Campaign.objects.create(name="internal second opinion")
     second.groups.set(study.groups)
-    outsider = UserFactory(username="outsider")
+    outsider = UserFactory.create(username="outsider")
     for g, atts in zip(study.groups, study.attempts, strict=True):
         review_group(second, g, atts, outsider, ["t3", "t3", "t3"])
     labels_refresh()
