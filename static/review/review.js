@@ -15,6 +15,7 @@ import { preparePanel } from "./js/panels.js";
 import { cellSide, findRow, goFile, setCursor, showPanel, sideLine } from "./js/navigation.js";
 import { showFieldProblems, showProblemsFor } from "./js/problems.js";
 import { post, showProblems } from "./js/server.js";
+import { installTabs } from "./js/tabs.js";
 import { startTiming } from "./js/timing.js";
 
 installExpand();
@@ -112,6 +113,7 @@ function start(root) {
   // one named by the URL's hash is on its way: until it is here no candidate shows, rather than
   // one the reviewer did not ask for.
   if (first !== active) for (const el of ctx.root.querySelectorAll(".rv-panel.is-current, .rv-tab.is-current")) el.classList.remove("is-current");
+  installTabs(ctx);
   showPanel(ctx, first, { quiet: true }).then(() => {
     // Just submitted: the end of the review is what to see, with where to go next focused.
     const done = document.getElementById("rv-done");

@@ -34,12 +34,26 @@ function reveal(ctx, panel, opts) {
   ctx.current = panel;
   placeLabelForm(ctx, panel);
   for (const p of ctx.panels) p.classList.toggle("is-current", p === panel);
-  for (const t of ctx.tabs) t.classList.toggle("is-current", t.dataset.token === panel.dataset.token);
+  markTabs(ctx, panel);
   setCursor(ctx, null);
   ctx.currentFile = panel.querySelector(".rv-file");
   markFile(ctx);
   if (!(opts && opts.quiet)) ctx.send("focus");
   prefetchAround(ctx, panel);
+}
+
+// The tabs say which candidate is shown (tabs.js makes them a tab widget): the selected tab is
+// the one Tab reaches (roving tabindex), or the first while none is. Focus on the bar moves to
+// the selected tab, so after a "]" pressed there focus is not left on a tab no longer selected.
+export function markTabs(ctx, panel) {
+  const focused = ctx.tabs.includes(document.activeElement);
+  const selected = panel ? ctx.tabs.find((t) => t.dataset.token === panel.dataset.token) : null;
+  for (const t of ctx.tabs) {
+    t.classList.toggle("is-current", t === selected);
+    t.setAttribute("aria-selected", String(t === selected));
+    t.tabIndex = t === (selected || ctx.tabs[0]) ? 0 : -1;
+  }
+  if (selected && focused && document.activeElement !== selected) selected.focus();
 }
 
 export function stepPanel(ctx, delta) {
