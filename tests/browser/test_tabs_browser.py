@@ -1,0 +1,213 @@
+"""The candidate tabs as a WAI-ARIA tab widget, in real Chromium: roles and states the script
+adds, Left/Right/Home/End moving focus and the candidate shown (automatic activation), the page's
+shortcuts still acting once from a tab and never from a text field, and without script the
+plain links of before."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grading.services.demo import sample_load
+from review.models import Assignment
+from review.services.campaigns import campaign_create
+from review.services.queue import assignment_next
+from tests.browser.conftest import login, opened, switched
+from tests.factories import UserFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# What the tab bar says about each tab and its panel, in display order.
+TABS_STATE = """() => Array.from(document.querySelectorAll('.rv-tab')).map((t) => {
+  const panel = document.getElementById(t.getAttribute('aria-controls'));
+  return {
+    id: t.id, role: t.getAttribute('role'), selected: t.getAttribute('aria-selected'),
+    tabindex: t.getAttribute('tabindex'), controls: t.getAttribute('aria-controls'),
+    panelRole: panel && panel.getAttribute('role'),
+    panelLabelledBy: panel && panel.getAttribute('aria-labelledby'),
+    panelAlias: panel && panel.dataset.alias,
+  };
+})"""
+FOCUSED = "() => document.activeElement.id"
+CURRENT = "() => document.querySelector('.rv-panel.is-current').dataset.alias"
+
+
+@pytest.fixture
+def assignment() -> Assignment:
+    sample_load()
+    alice = UserFactory.create(username="alice")
+    campaign = campaign_create(
+        name="Tabs", created_by=None, reviewers=[alice], filters={}, overlap=1
+    )
+    assignment = assignment_next(campaign=campaign, reviewer=alice)
+    assert assignment is not None
+    return assignment
+
+
+def _aliases(assignment: Assignment) -> list[str]:
+    return [c.alias for c in assignment.candidates.order_by("position")]
+
+
+def _open(
+    browser: Any, server_url: str, assignment: Assignment, errors: list[str], **context: Any
+) -> Any:
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, **context)
+    page = ctx.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    login(page, server_url, "alice")
+    page.goto(f"{server_url}/review/a/{assignment.pk}/")
+    return page
+
+
+def _selected(page: Any, alias: str) -> None:
+    """Candidate `alias`'s tab is the selected one and the one Tab reaches (roving tabindex)."""
+    state = {t["panelAlias"]: t for t in page.evaluate(TABS_STATE)}
+    assert [a for a, t in state.items() if t["selected"] == "true"] == [alias]
+    assert [a for a, t in state.items() if t["tabindex"] == "0"] == [alias]
+    assert all(t["tabindex"] == "-1" for a, t in state.items() if a != alias)
+    # The one panel assistive technology is given is the one on screen, named by its tab.
+    panels = page.get_by_role("tabpanel")
+    assert panels.count() == 1
+    assert panels.first.get_attribute("id") == f"cand-{alias}"
+    assert page.get_by_role("tabpanel", name=re.compile(rf"^Candidate {alias}\b")).count() == 1
+
+
+def _on(page: Any, alias: str) -> None:
+    """Focus is on candidate `alias`'s tab, its panel is shown and the tab bar says so."""
+    page.wait_for_function(f"() => document.activeElement.id === 'cand-{alias}-tab'")
+    switched(page)
+    assert page.evaluate(CURRENT) == alias
+    _selected(page, alias)
+
+
+def test_the_tabs_carry_the_tab_pattern_with_anonymous_ids(
+    browser: Any, server_url: str, assignment: Assignment
+) -> None:
+    aliases = _aliases(assignment)
+    assert len(aliases) >= 3  # wrapping and Home/End need a middle
+    errors: list[str] = []
+    page = _open(browser, server_url, assignment, errors)
+    opened(page)
+    tablist = page.get_by_role("tablist", name="Candidates")
+    assert tablist.count() == 1
+    tabs = tablist.get_by_role("tab")
+    assert tabs.count() == len(aliases)
+    for alias, tab in zip(aliases, tabs.all(), strict=True):
+        # The name is the anonymous alias (and the reviewer's own tier, once set), nothing else.
+        assert re.fullmatch(rf"Candidate {alias}( T\S+)?", tab.inner_text().strip())
+    state = page.evaluate(TABS_STATE)
+    assert [t["panelAlias"] for t in state] == aliases
+    for alias, t in zip(aliases, state, strict=True):
+        assert t["role"] == "tab" and t["panelRole"] == "tabpanel"
+        assert t["id"] == f"cand-{alias}-tab" and t["controls"] == f"cand-{alias}"
+        assert t["panelLabelledBy"] == t["id"]
+    _selected(page, aliases[0])
+    assert errors == []
+    page.context.close()
+
+
+def test_arrows_home_and_end_move_focus_and_the_candidate(
+    browser: Any, server_url: str, artifacts: Path, assignment: Assignment
+) -> None:
+    aliases = _aliases(assignment)
+    first, second, last = aliases[0], aliases[1], aliases[-1]
+    errors: list[str] = []
+    page = _open(browser, server_url, assignment, errors)
+    opened(page)
+    page.locator(f"#cand-{first}-tab").focus()
+    page.keyboard.press("ArrowRight")
+    _on(page, second)
+    page.keyboard.press("ArrowLeft")
+    _on(page, first)
+    page.keyboard.press("ArrowLeft")  # wraps to the last
+    _on(page, last)
+    page.keyboard.press("ArrowRight")  # and back round to the first
+    _on(page, first)
+    page.keyboard.press("End")
+    _on(page, last)
+    # On the last tab already: End moves nothing, and is not the page's scroll to the bottom.
+    page.keyboard.press("End")
+    _on(page, last)
+    assert page.evaluate("() => window.scrollY") == 0
+    page.keyboard.press("Home")
+    _on(page, first)
+    page.keyboard.press("ArrowRight")
+    _on(page, second)
+    assert page.evaluate("() => window.location.hash") == f"#cand-{second}"
+    page.screenshot(path=str(artifacts / "review-tabs-focused-1440.png"))
+    # Roving tabindex: Tab leaves the bar into the panel, Shift+Tab comes back to the selected tab.
+    page.keyboard.press("Tab")
+    assert not page.evaluate(FOCUSED).endswith("-tab")
+    in_panel = page.evaluate("() => document.activeElement.closest('.rv-panel').dataset.alias")
+    assert in_panel == second
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate(FOCUSED) == f"cand-{second}-tab"
+    assert errors == []
+    page.context.close()
+
+
+def test_shortcuts_act_once_from_a_tab_and_never_while_typing(
+    browser: Any, server_url: str, assignment: Assignment
+) -> None:
+    first, second, third = _aliases(assignment)[:3]
+    errors: list[str] = []
+    page = _open(browser, server_url, assignment, errors)
+    opened(page)
+    page.locator(f"#cand-{first}-tab").focus()
+    # "]" is the page's own next-candidate key: from a tab it moves one candidate, not two,
+    # and focus goes along to the tab now selected.
+    page.keyboard.press("]")
+    _on(page, second)
+    # A labelling key still labels the candidate shown while focus is on its tab.
+    page.keyboard.press("2")
+    page.wait_for_function(
+        "() => document.querySelector('.rv-panel.is-current .rv-save-status')"
+        ".textContent.startsWith('Saved')"
+    )
+    assert page.locator(".rv-panel.is-current .rv-tier input[value=t2]").is_checked()
+    assert page.locator(f"#cand-{second}-tab .rv-tab-tier").inner_text().startswith("T2")
+    # In a text field, arrows, Home/End and shortcut keys are text.
+    page.keyboard.press("c")  # opens the fix request form
+    textarea = page.locator(".rv-panel.is-current .rv-fix-form textarea")
+    textarea.wait_for()
+    textarea.focus()
+    page.keyboard.type("a]b")
+    for key in ("ArrowLeft", "Home", "End", "ArrowRight"):
+        page.keyboard.press(key)
+    page.keyboard.type("j[")
+    assert textarea.input_value() == "a]bj["
+    assert page.evaluate(CURRENT) == second
+    assert page.evaluate("() => document.activeElement.tagName") == "TEXTAREA"
+    # Arrows on the tab bar stay there: no shortcut and no second move from them.
+    page.keyboard.press("Escape")
+    page.locator(f"#cand-{second}-tab").focus()
+    page.keyboard.press("ArrowRight")
+    _on(page, third)
+    assert errors == []
+    page.context.close()
+
+
+def test_without_script_the_tabs_are_plain_links_to_each_candidate(
+    browser: Any, server_url: str, artifacts: Path, assignment: Assignment
+) -> None:
+    aliases = _aliases(assignment)
+    page = _open(browser, server_url, assignment, [], java_script_enabled=False)
+    page.wait_for_selector(".rv-panel.is-current")
+    # No tab roles promising a widget nothing runs: a landmark of links, every panel on screen.
+    assert page.get_by_role("tablist").count() == 0
+    assert page.get_by_role("tab").count() == 0
+    assert page.get_by_role("navigation", name="Candidates").get_by_role("link").count() == len(
+        aliases
+    )
+    assert all(p.is_visible() for p in page.locator(".rv-panel").all())
+    page.get_by_role("link", name=re.compile(rf"^Candidate {aliases[1]}\b")).first.click()
+    page.wait_for_load_state()
+    assert f"?c={aliases[1]}" in page.url
+    current = page.locator(".rv-panel.is-current")
+    assert current.get_attribute("id") == f"cand-{aliases[1]}"
+    assert current.locator(".rv-file").count() > 0  # its diff came with the page
+    page.screenshot(path=str(artifacts / "review-tabs-no-script-1440.png"))
+    page.context.close()
