@@ -262,3 +262,96 @@ def test_a_fix_in_the_helper_the_groups_function_calls_covers_it(source) -> None
     assert obs["root"]["target_uncovered"].value == 0
     assert obs["wide0"]["target_uncovered"].value == 0
     assert obs["other"]["target_uncovered"].value == 1.0  # _plural is not called by format_bytes
+
+
+REGRESSION = """\
+import numpy as np
+
+
+class PolyFit:
+    order: int = 2
+
+    def _fit_predict(self, data):
+        x = data["x"]
+        y = data["y"]
+        p = np.polyfit(x, y, self.order)
+        return p
+
+    def _unrelated(self, data):
+        return data
+
+    def __call__(self, data, groupby, orient, scales):
+
+        return groupby.apply(data, self._fit_predict)
+"""
+
+
+@pytest.mark.parametrize("source", [False, True], ids=["patches", "source"])
+def test_a_fix_in_the_method_the_references_function_hands_on_covers_it(source) -> None:
+    """The reference drops missing rows in `__call__`, which hands `self._fit_predict` to
+    `groupby.apply` (no call of it there); a candidate dropping them in `_fit_predict` fixed one
+    call deeper and has not left the reference's function untouched (mwaskom/seaborn-3010: all
+    seven resolved fixes are in `_fit_predict`, and all were T3); one changing a method `__call__`
+    does not use still has."""
+    reference = REGRESSION.replace(
+        "apply(data, self._fit_predict)", 'apply(data.dropna(subset=["x", "y"]), self._fit_predict)'
+    )
+    cands = {
+        "deeper": REGRESSION.replace(
+            '        x = data["x"]\n', '        data = data.dropna()\n        x = data["x"]\n'
+        ),
+        "elsewhere": REGRESSION.replace("        return data\n", "        return data.dropna()\n"),
+    }
+    inp = AnalysisInput(
+        candidates=[
+            CandidatePatch(k, diff({"regression.py": (REGRESSION, t)})) for k, t in cands.items()
+        ],
+        reference_patch=diff({"regression.py": (REGRESSION, reference)}),
+        problem_statement="PolyFit is not robust to missing data",
+        test_patch="",
+        test_names=(),
+        read_base=(lambda p: REGRESSION if p == "regression.py" else None) if source else None,
+    )
+    _, _, obs = observe(inp)
+    assert obs["deeper"]["target_uncovered"].value == 0
+    assert obs["deeper"]["off_target"].value > 0  # still not where the reference fixed it
+    assert obs["elsewhere"]["target_uncovered"].value == 1.0
+
+
+SIGNED = """\
+from typing import Optional
+
+
+def is_rewrite_disabled(docstring: str, marker="PYTEST_DONT_REWRITE") -> bool:
+    return marker in docstring
+"""
+
+
+@pytest.mark.parametrize("source", [False, True], ids=["patches", "source"])
+@pytest.mark.parametrize(
+    ("new_def", "changed"),
+    [
+        ("def is_rewrite_disabled(docstring: Optional[str], marker: str = \"PYTEST_DONT_REWRITE\""
+         ") -> Optional[bool]:", False),  # annotations only: no call changes
+        ('def is_rewrite_disabled(docstring, marker="PYTEST_DONT_REWRITE"):', False),
+        ('def is_rewrite_disabled(docstring: str, marker="DONT_REWRITE") -> bool:', True),
+        ('def is_rewrite_disabled(doc: str, marker="PYTEST_DONT_REWRITE") -> bool:', True),
+        ('def is_rewrite_disabled(docstring: str, *, marker="PYTEST_DONT_REWRITE") -> bool:', True),
+        ('def is_rewrite_disabled(docstring: str, marker="PYTEST_DONT_REWRITE", *rest) -> bool:',
+         True),
+        ("def is_rewrite_disabled(docstring: str) -> bool:", True),
+    ],
+)  # fmt: skip
+def test_a_signature_change_is_one_a_caller_sees(source, new_def: str, changed: bool) -> None:
+    old_def = SIGNED.splitlines()[3]
+    after = SIGNED.replace(old_def, new_def)
+    inp = AnalysisInput(
+        candidates=[CandidatePatch("c", diff({"rewrite.py": (SIGNED, after)}))],
+        reference_patch=None,
+        problem_statement="",
+        test_patch="",
+        test_names=(),
+        read_base=(lambda path: SIGNED if path == "rewrite.py" else None) if source else None,
+    )
+    _, _, obs = observe(inp)
+    assert (obs["c"]["signature_changed"].value > 0) is changed

@@ -335,3 +335,15 @@ def test_it_knows_where_a_rule_may_look_any_number_of_lines_ahead() -> None:
     # A line comment ends at its line's end: JavaScript's root looks far only for others.
     js = fused_states(lexer_for("x.js")).guards_of("root")  # type: ignore[arg-type]
     assert js is not None and not js("// c\n", 0) and js("/* c\n", 0)
+
+
+def test_clear_caches_forgets_every_lexing_analysis() -> None:
+    # The cold-start benchmarks rely on it: a cache it missed made the "cold" run warm.
+    from review.diffs import highlight, lexing
+
+    lex_side(lexer_for("a.py"), ["def f(x):", "    return x  # done"])
+    assert lexing._far_cut.cache_info().currsize > 0
+    assert lexing._FUSED and highlight._lexer_for_name.cache_info().currsize > 0
+    highlight.clear_caches()
+    assert lexing._far_cut.cache_info().currsize == 0
+    assert not lexing._FUSED and highlight._lexer_for_name.cache_info().currsize == 0

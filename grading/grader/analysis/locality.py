@@ -4,14 +4,17 @@ With a reference patch the target is the reference: which of its functions the c
 how much it changes elsewhere, how close its changed text is. Without one the target is the
 group's consensus: functions that at least half of the *other* candidates change; a candidate
 that changes a function the problem statement names (a traceback frame, a name in backticks, a
-call) is not off target for being alone there, and one that fixes a helper the group's function
-calls has not left that function untouched (it fixed below the symptom the others patch).
+call) is not off target for being alone there. In both, one that fixes a helper the target
+function calls or hands on (`self._fit_predict` passed as a callback) has not left that function
+untouched: it fixed one call deeper, at or below the symptom. It is still off target (its lines
+are not where the target's are), which alone does not reach T3.
 """
 
 from __future__ import annotations
 
 import ast
 import math
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -153,14 +156,33 @@ def _best_ratio(text: str, pool: list[str]) -> float:
 
 
 def callees(ctx: GroupContext, place: Place) -> set[str]:
-    """Names the base version of a function calls (`f(…)`, `x.f(…)`); empty where its file or
-    body is not known (an anonymous region of a partial view has no qualified name)."""
+    """Functions the base version of a function uses: names it calls (`f(…)`, `x.f(…)`) and
+    methods it hands on (`self.f` passed as a callback). From the AST where the file is whole;
+    on a partial view, from the visible base lines in that scope (the reference's and the
+    candidates' hunks show the lines around each change). Empty where nothing is known."""
     path, scope = place
-    syn = ctx.base_syn(path) if path.endswith(".py") else None
-    tree = syn.tree if syn is not None else None
-    if tree is None:
+    if not path.endswith(".py"):
         return set()
-    return ctx.cached(("callees", place), lambda: _calls_in(tree, scope))
+    syn = ctx.base_syn(path)
+    tree = syn.tree if syn is not None and syn.complete and not syn.dropped else None
+    if tree is not None:
+        return ctx.cached(("callees", place), lambda: _calls_in(tree, scope))
+    view, scopes = ctx.base(path), ctx.pre_scopes(path)
+    if view is None or scopes is None:
+        return set()
+    return ctx.cached(
+        ("callees", place),
+        lambda: {
+            m.group(1) or m.group(2)
+            for n, text in view.lines.items()
+            if scopes.scope(n) == scope
+            for m in _USES.finditer(_strip_comment(text))
+        },
+    )
+
+
+# `name(` and `.name(` calls, and `self.name` / `cls.name` references (a bound method passed on).
+_USES = re.compile(r"(?:\b(?:self|cls)\.([A-Za-z_]\w*)|\b([A-Za-z_]\w*)\s*\()")
 
 
 def _calls_in(tree: ast.Module, qualname: str) -> set[str]:
@@ -172,13 +194,19 @@ def _calls_in(tree: ast.Module, qualname: str) -> set[str]:
                  and n.name == part]  # fmt: skip
     out: set[str] = set()
     for node in nodes:
-        for call in ast.walk(node):
-            if isinstance(call, ast.Call):
-                func = call.func
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                func = sub.func
                 if isinstance(func, ast.Name):
                     out.add(func.id)
                 elif isinstance(func, ast.Attribute):
                     out.add(func.attr)
+            elif (
+                isinstance(sub, ast.Attribute)
+                and isinstance(sub.value, ast.Name)
+                and sub.value.id in ("self", "cls")
+            ):
+                out.add(sub.attr)
     return out
 
 
@@ -219,9 +247,10 @@ def locality(
     ]
     off_lines = sum(len(mine.places[p]) for p in off)
     uncovered = [t for t in targets if not any(_overlaps(p, t) for p in mine.places)]
-    if reference is None and uncovered:
-        # A fix in a helper the group's function calls is below the symptom, not beside it:
-        # the root cause the others patch around (known only where the function's body is).
+    if uncovered:
+        # A fix in a helper the target function calls is below the symptom, not beside it (the
+        # group: the root cause the others patch around; the reference: the same fix one call
+        # deeper). Known only where the function's body is visible.
         changed = {_leaf(p[1]) for p in mine.places}
         uncovered = [t for t in uncovered if not changed & callees(ctx, t)]
     values = {

@@ -208,12 +208,30 @@ def _literal_hits(node: ast.AST, wanted: set[str] | frozenset[str]) -> list[str]
 
 
 def defs(syn: Synthetic, lines: set[int]) -> dict[str, tuple[int, str]]:
-    """name -> (line, dump of its parameters) for functions defined on `lines`."""
+    """name -> (line, its parameters as a caller sees them) for functions defined on `lines`."""
     out = {}
     for line, node, _ in _nodes(syn, lines):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            out[node.name] = (line, ast.dump(node.args))
+            out[node.name] = (line, _call_shape(node.args))
     return out
+
+
+def _call_shape(args: ast.arguments) -> str:
+    """Names, kinds, order and defaults of the parameters, without their annotations: a widened
+    or added type hint (`str` -> `Optional[str]`) changes no call, so it is no signature change."""
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return "|".join(
+        [
+            ",".join(a.arg for a in args.posonlyargs),
+            ",".join(a.arg for a in args.args),
+            "*" + (args.vararg.arg if args.vararg else ""),
+            ",".join(a.arg for a in args.kwonlyargs),
+            "**" + (args.kwarg.arg if args.kwarg else ""),
+            ";".join(ast.dump(d) for d in args.defaults),
+            ";".join(ast.dump(d) if d is not None else "-" for d in args.kw_defaults),
+            str(sum(a is not None for a in every)),
+        ]
+    )
 
 
 def unused_local_defs(syn: Synthetic, within: set[int] | None = None) -> dict[str, int]:
