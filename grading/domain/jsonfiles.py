@@ -228,8 +228,7 @@ class JsonReader:
                 source,
                 line_no,
                 f"line {line_no} is longer than the {_mib(self.max_line_bytes)} one line may "
-                "hold: it is read as neither JSON Lines nor one JSON document (the limit is "
-                "GAGAR_MAX_LINE_BYTES)",
+                "hold; it was not read (the limit is GAGAR_MAX_LINE_BYTES)",
             )
         row = _first_row(head) if head.startswith(b"{") else None
         if row is not None:

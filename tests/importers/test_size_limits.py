@@ -66,7 +66,10 @@ def test_a_first_line_over_the_limit_is_refused_whatever_it_is(real, tmp_path, s
     preds.write_text(json.dumps(items))
     assert len(preds.read_bytes()) > limit
     err = refused("--tasks", real["tasks"], "--predictions", str(preds))
-    assert f"{preds}:1: line 1 is longer than the {limit} bytes one line may hold" in err
+    assert (
+        f"{preds}:1: line 1 is longer than the {limit} bytes one line may hold; it was not read"
+        in err
+    )
     # No line break anywhere, not JSON at all: the same, and the rest is never read.
     preds.write_bytes(b"\x00garbage" * limit)
     err = refused("--tasks", real["tasks"], "--predictions", str(preds))
