@@ -37,13 +37,14 @@ from grading.services.exports import (
     export_logged,
     write_contract,
 )
-from review.analytics.filters import Filters
-from review.analytics.label_refresh import (
-    AttemptConsensus,
-    consensus_by_attempt,
-    labels_refresh,
-    labels_stale,
+from review.analytics.consensus import (
+    CAMPAIGN_SCOPE,
+    CONSENSUS_RULE,
+    ConsensusSource,
+    consensus_source,
 )
+from review.analytics.filters import Filters
+from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.sharing import fan_out
 from review.models import (
     Assignment,
@@ -328,31 +329,17 @@ def _adjudications(ids: list[int], filters: Filters) -> dict[int, Disagreement]:
     return {aid: flags[-1] for aid, flags in fan_out(attempt_ids=ids, fetch=fetch).items()}
 
 
-def _scoped_consensus(filters: Filters) -> dict[int, AttemptConsensus] | None:
-    """With a campaign filter, the consensus of that campaign's labels: the rows' human tiers are
-    that campaign's, so n_reviews and the consensus must be too (the stored consensus counts
-    every campaign). None without one: the stored consensus is the whole installation's."""
-    return consensus_by_attempt(filters) if filters.campaign is not None else None
-
-
 def _rows(
     batch: list[dict[str, Any]],
     fits: list[CalibrationFit | None],
     filters: Filters,
-    scoped: dict[int, AttemptConsensus] | None,
+    source: ConsensusSource,
 ) -> list[dict[str, Any]]:
     ids = [a["id"] for a in batch]
     humans, sentinels = _humans(ids, filters)
     adjudicated = _adjudications(ids, filters)
     claim_marks = _claim_marks(ids, filters)
-    cons = (
-        scoped
-        if scoped is not None
-        else {
-            c.attempt_id: AttemptConsensus(c.tier, c.method, c.n_reviews, c.n_exploit)
-            for c in ConsensusLabel.objects.filter(attempt_id__in=ids)
-        }
-    )
+    cons = source.of(ids)
     cal: dict[tuple[int, int], CalibratedLabel] = {
         (c.fit_id, c.attempt_id): c
         for c in CalibratedLabel.objects.filter(
@@ -463,7 +450,8 @@ def labels_page(
         labels_refresh()
     qs = _attempt_values(filters).order_by("pk")
     batch = list(qs[offset : offset + limit])
-    return qs.count(), _rows(batch, _fits(config), filters, _scoped_consensus(filters))
+    source = consensus_source(campaign=filters.campaign)
+    return qs.count(), _rows(batch, _fits(config), filters, source)
 
 
 def labels_export(
@@ -482,7 +470,7 @@ def labels_export(
     if labels_stale():
         labels_refresh()
     fits = _fits(config)
-    scoped = _scoped_consensus(filters)
+    source = consensus_source(campaign=filters.campaign)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     (table,) = LABEL_TABLES
@@ -491,7 +479,7 @@ def labels_export(
     ok = False
     try:
         for attempts in attempt_batches(filters, batch):
-            rows = _rows(attempts, fits, filters, scoped)
+            rows = _rows(attempts, fits, filters, source)
             writer.write(rows)
             counts["attempts"] += len(attempts)
             counts["reviewed_attempts"] += len({r["attempt_db_id"] for r in rows if r["n_reviews"]})
@@ -523,11 +511,9 @@ def labels_export(
         "contract": contract,
         "columns": list(LABEL_COLUMNS),
         "synthetic": synthetic_manifest(scope=filters.group_q()),
-        "consensus": "median tier of submitted human labels (a split vote takes the worse tier); "
-        "one-coin Dawid-Skene for candidates with 3+ tier ratings; a majority of 'exploit' "
-        "labels gives no tier. The grader never votes. With a campaign filter, human_tiers, "
-        "n_reviews and the consensus are that campaign's; the calibrated tiers are fitted on "
-        "every campaign's consensus.",
+        "consensus": f"{CONSENSUS_RULE} {CAMPAIGN_SCOPE} With a campaign filter, human_tiers "
+        "and n_reviews are that campaign's too; the calibrated tiers are fitted on every "
+        "campaign's consensus.",
         "reviewers": "pseudonymous ids (HMAC of the account id with this installation's key)",
         "sentinels": "sentinel_tiers holds labels from self-consistency sentinels (a reviewer's "
         "second blind review of a group they had submitted); human_tiers, n_reviews and the "

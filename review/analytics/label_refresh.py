@@ -15,49 +15,15 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
-from review.analytics.arrays import (
-    METHOD_NAMES,
-    METHOD_NONE,
-    Consensus,
-    config_view,
-    consensus,
-)
+from review.analytics.arrays import config_view, consensus
+from review.analytics.consensus import ConsensusTable
 from review.analytics.filters import UNIT_ATTEMPT, Filters
-from review.analytics.frame import Frame, load_frame
+from review.analytics.frame import load_frame
 from review.analytics.snapshots import data_fingerprint
 from review.models import CalibratedLabel, CalibrationFit, ConsensusLabel
 from review.stats import calibrate_tiers
 
 BATCH = 2000
-
-
-@dataclass(frozen=True)
-class AttemptConsensus:
-    """The human consensus of one attempt (the fields `ConsensusLabel` stores)."""
-
-    tier: int | None
-    method: str
-    n_reviews: int
-    n_exploit: int
-
-
-def consensus_by_attempt(filters: Filters) -> dict[int, AttemptConsensus]:
-    """The consensus of every reviewed attempt from the labels `filters` selects (a campaign's
-    only, with a campaign filter), computed as `labels_refresh` computes the stored one."""
-    frame = load_frame(Filters(unit=UNIT_ATTEMPT, campaign=filters.campaign))
-    return _attempt_consensus(frame, consensus(frame))
-
-
-def _attempt_consensus(frame: Frame, cons: Consensus) -> dict[int, AttemptConsensus]:
-    return {
-        int(frame.attempt[i]): AttemptConsensus(
-            tier=None if np.isnan(cons.tier[i]) else int(cons.tier[i]),
-            method=METHOD_NAMES[int(cons.method[i])],
-            n_reviews=int(cons.n_reviews[i]),
-            n_exploit=int(cons.n_exploit[i]),
-        )
-        for i in np.flatnonzero(cons.method != METHOD_NONE)
-    }
 
 
 @dataclass(frozen=True)
@@ -91,7 +57,7 @@ def labels_refresh(*, now: datetime | None = None) -> LabelsRefresh:
             n_exploit=c.n_exploit,
             computed_at=now,
         )
-        for aid, c in _attempt_consensus(frame, cons).items()
+        for aid, c in ConsensusTable.of(frame, cons).rows().items()
     ]
     fits: list[tuple[CalibrationFit, list[CalibratedLabel]]] = []
     for cid in sorted(set(frame.gr_config.tolist())):

@@ -40,6 +40,7 @@ from grading.services.exports import (
     export_logged,
     write_contract,
 )
+from review.analytics.consensus import CAMPAIGN_SCOPE, CONSENSUS_RULE, consensus_source
 from review.analytics.exports import (
     attempt_batches,
     prefilled_criteria,
@@ -47,7 +48,6 @@ from review.analytics.exports import (
     tier_fields,
 )
 from review.analytics.filters import Filters
-from review.analytics.label_refresh import consensus_by_attempt
 from review.analytics.sharing import fan_out
 from review.models import Assignment, Campaign, ConsensusLabel, Disagreement, FixRequest, Label
 from review.models.reviewing import CRITERIA
@@ -465,7 +465,7 @@ def package_export(
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     filters = filters or Filters()
     # One campaign's package: its reviews and the consensus of those reviews only.
-    scoped = consensus_by_attempt(filters) if filters.campaign is not None else None
+    source = consensus_source(campaign=filters.campaign)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     (table,) = PACKAGE_TABLES
@@ -485,18 +485,10 @@ def package_export(
             redactors = _redactors(attempts)
             events, verdicts = _trajectories(ids), _verdicts(ids)
             reviews = _reviews(ids, filters.campaign)
-            if scoped is not None:
-                consensus = {
-                    aid: (c.tier, c.method == ConsensusLabel.Method.EXPLOIT)
-                    for aid, c in scoped.items()
-                }
-            else:
-                consensus = {
-                    aid: (tier, method == ConsensusLabel.Method.EXPLOIT)
-                    for aid, tier, method in ConsensusLabel.objects.filter(
-                        attempt_id__in=ids
-                    ).values_list("attempt_id", "tier", "method")
-                }
+            consensus = {
+                aid: (c.tier, c.method == ConsensusLabel.Method.EXPLOIT)
+                for aid, c in source.of(ids).items()
+            }
             rows = []
             for a in attempts:
                 extra = {
@@ -539,6 +531,8 @@ def package_export(
         "columns": list(COLUMNS),
         "synthetic": synthetic_manifest(scope=filters.group_q()),
         "anonymization": ANONYMIZATION,
+        "consensus": f"consensus_tier and consensus_exploit: {CONSENSUS_RULE} {CAMPAIGN_SCOPE} "
+        "With a campaign filter, reviews are that campaign's too.",
         # Every configuration whose verdicts are in the package, per fit version: the fit (id,
         # held-out figures) and whether the configuration is approved for training.
         "graders": graders_of_groups(groups=filters.group_q()),
