@@ -238,3 +238,27 @@ def advantages_row(group: Group, config: GraderConfig, *, capped: bool, shift: f
         attempts=[],
         computed_at=timezone.now(),
     )
+
+
+def two_campaigns() -> tuple[Study, Campaign]:
+    """Six groups of three passers (+1 failure) reviewed in two campaigns.
+
+    The study's campaign has three reviewers per group (rev0 T1/T2/T3, rev1 T1/T2/T2, rev2
+    T2/T2/T3); a second campaign over the same groups has two (T3/T1/T1 each), so its consensus
+    is T3, T1, T1 and every passer has five reviews across both.
+    """
+    study = make_study(6, 3, reviewers=3)
+    second = Campaign.objects.create(name="second opinion")
+    second.groups.set(study.groups)
+    others = [UserFactory(username=f"other{i}") for i in range(2)]
+    assert study.campaign is not None
+    for g, atts in zip(study.groups, study.attempts, strict=True):
+        for reviewer, tiers in zip(
+            study.reviewers,
+            (["t1", "t2", "t3"], ["t1", "t2", "t2"], ["t2", "t2", "t3"]),
+            strict=True,
+        ):
+            review_group(study.campaign, g, atts, reviewer, tiers)
+        for reviewer in others:
+            review_group(second, g, atts, reviewer, ["t3", "t1", "t1"])
+    return study, second

@@ -150,6 +150,9 @@ def test_a_campaign_export_counts_only_that_campaigns_reviews_in_its_consensus(t
 
     config = GraderConfig.objects.get(name="grader-a")
     first, other, everything = rows(study.campaign, "a"), rows(second, "b"), rows(None, "all")
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    assert "re-estimated from them" in manifest["consensus"]
+    assert "do not change whose labels vote" in manifest["consensus"]
     passer = study.attempts[3][0].pk  # rev0 t1, rev1 t1, rev2 t2 in the first campaign
     assert [h["tier"] for h in first[passer]["human_tiers"]] == [1, 1, 2]
     assert first[passer]["n_reviews"] == 3 and first[passer]["consensus_tier"] == 1
@@ -181,6 +184,8 @@ def test_a_campaign_package_publishes_that_campaigns_reviews_and_their_consensus
         return [json.loads(x) for x in (tmp_path / out / "attempts.jsonl").read_text().splitlines()]
 
     mine, everything = package(study.campaign, "mine"), package(None, "all")
+    manifest = json.loads((tmp_path / "mine" / "manifest.json").read_text())
+    assert "computed from that campaign's labels alone" in manifest["consensus"]
     hidden = reviewer_pseudonym(outsider.pk)
     assert all(r["reviewer"] != hidden for row in mine for r in row["reviews"])
     assert any(r["reviewer"] == hidden for row in everything for r in row["reviews"])
