@@ -41,7 +41,9 @@ _DECODER = safe_json.DECODER
 LENIENT_FLAG = "--lenient-json"
 # The settings GAGAR_MAX_LINE_BYTES and GAGAR_MAX_DOCUMENT_BYTES default to these.
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-DEFAULT_MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+# A document is parsed whole: measured, it peaks at about three times its size in memory
+# (2.8x traced by tracemalloc, 3.3x in RSS).
+DEFAULT_MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -125,36 +127,30 @@ def _trailing_comma(text: str, pos: int) -> int | None:
     return None
 
 
+# A JSON string (skipped whole, so a comma inside one stays) or a comma that only whitespace
+# separates from a closing bracket. An unterminated string matches nothing: the scan goes on
+# after its quote, and the text stays invalid JSON either way.
+_STRING_OR_TRAILING_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|,(?=[ \t\n\r]*[\]}])')
+
+
 def remove_trailing_commas(text: str) -> tuple[str, list[int]]:
     """The text without commas that directly precede `]` or `}` (outside strings), and the
-    lines they were on."""
-    out: list[str] = []
+    lines they were on. Scanned by one regular expression and joined from slices: a large
+    document costs a copy of itself, not a Python object per character."""
+    parts: list[str] = []
     lines: list[int] = []
-    in_string = escaped = False
-    line = 1
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\n":
-            line += 1
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == ",":
-            after = _skip_ws(text, i + 1)
-            if after < n and text[after] in "]}":
-                lines.append(line)
-                i += 1
-                continue
-        out.append(ch)
-        i += 1
-    return "".join(out), lines
+    last, line, counted = 0, 1, 0
+    for match in _STRING_OR_TRAILING_COMMA.finditer(text):
+        if match.group() != ",":
+            continue
+        pos = match.start()
+        line += text.count("\n", counted, pos)
+        counted = pos
+        lines.append(line)
+        parts.append(text[last:pos])
+        last = pos + 1
+    parts.append(text[last:])
+    return "".join(parts), lines
 
 
 def _members(text: str, start: int) -> tuple[list[tuple[str | None, Any, int]], int]:

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from grading.domain.jsonfiles import JsonReader
+from grading.domain.jsonfiles import JsonReader, remove_trailing_commas
 from grading.domain.records import ImportProblemError
 from grading.models import Attempt
 from tests.importers.test_harness_shapes import all_preds, refused, run
@@ -213,6 +215,57 @@ def test_the_installations_reader_uses_the_settings(settings):
     from grading.services.sources import json_reader
 
     assert json_reader().max_line_bytes == JsonReader().max_line_bytes == 64 * KIB * KIB
-    assert json_reader().max_document_bytes == JsonReader().max_document_bytes == 512 * KIB * KIB
+    assert json_reader().max_document_bytes == JsonReader().max_document_bytes == 256 * KIB * KIB
     settings.GAGAR_MAX_LINE_BYTES, settings.GAGAR_MAX_DOCUMENT_BYTES = 10, 20
     assert (json_reader().max_line_bytes, json_reader().max_document_bytes) == (10, 20)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet=',]}"\\ \nab\u00e9'),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def _with_trailing_commas(value: object, draw_comma: st.DrawFn) -> tuple[str, int]:
+    """`value` as JSON with a trailing comma (and whitespace) after some last items."""
+    if isinstance(value, list | dict):
+        items = [
+            (json.dumps(k) + ": " if isinstance(value, dict) else "", v)
+            for k, v in (value.items() if isinstance(value, dict) else enumerate(value))
+        ]
+        parts, added = [], 0
+        for prefix, v in items:
+            text, n = _with_trailing_commas(v, draw_comma)
+            parts.append(prefix + text)
+            added += n
+        comma = bool(items) and draw_comma(st.booleans())
+        tail = ("," + draw_comma(st.sampled_from(["", " ", "\n", " \n  "]))) if comma else ""
+        opener, closer = ("{", "}") if isinstance(value, dict) else ("[", "]")
+        return opener + ",\n".join(parts) + tail + closer, added + comma
+    return json.dumps(value), 0
+
+
+@given(st.data())
+@settings(max_examples=200, deadline=None)
+def test_lenient_repair_removes_exactly_the_trailing_commas(data) -> None:
+    value = data.draw(_JSON)
+    text, added = _with_trailing_commas(value, data.draw)
+    fixed, lines = remove_trailing_commas(text)
+    assert json.loads(fixed) == value
+    assert len(lines) == added
+    assert remove_trailing_commas(json.dumps(value)) == (json.dumps(value), [])
+
+
+def test_lenient_repair_of_a_large_document_costs_a_copy_not_an_object_per_character() -> None:
+    text = "[" + ",".join(['{"patch": "' + "x" * 1000 + '", "ok": [1, 2,],}'] * 4000) + ",]"
+    tracemalloc.start()
+    try:
+        fixed, lines = remove_trailing_commas(text)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(lines) == 2 * 4000 + 1 and len(json.loads(fixed)) == 4000
+    assert peak < 3 * len(text), (peak, len(text))
