@@ -336,8 +336,9 @@ GAGAR_MAX_UPLOAD_BYTES = env_int("GAGAR_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
 # trajectories go in sidecar files.
 GAGAR_MAX_LINE_BYTES = env_int("GAGAR_MAX_LINE_BYTES", 64 * 1024 * 1024)
 # An import file that is one JSON document (an indented report, a predictions array) is read
-# whole; over this it is refused unread (JSON Lines has no such limit, only the line's).
-GAGAR_MAX_DOCUMENT_BYTES = env_int("GAGAR_MAX_DOCUMENT_BYTES", 512 * 1024 * 1024)
+# whole (about three times its size in memory at the peak); over this it is refused unread
+# (JSON Lines has no such limit, only the line's).
+GAGAR_MAX_DOCUMENT_BYTES = env_int("GAGAR_MAX_DOCUMENT_BYTES", 256 * 1024 * 1024)
 # A patch over this is refused at import: a 50 MiB patch took 870 MB to import and seconds on
 # every review-page load, and no reviewer can judge it.
 GAGAR_MAX_PATCH_BYTES = env_int("GAGAR_MAX_PATCH_BYTES", 5 * 1024 * 1024)

@@ -20,7 +20,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from grading.domain import safe_json
-from grading.domain.jsonfiles import DEFAULT_MAX_LINE_BYTES
+from grading.domain.jsonfiles import BOM, DEFAULT_MAX_LINE_BYTES, read_line
 from grading.domain.patches import PatchParseError, patch_stats, surrogate_problem
 from grading.domain.records import (
     AttemptRecord,
@@ -107,20 +107,24 @@ class BundleReader:
     def __iter__(self) -> Iterator[GroupRecord | ImportProblem]:
         line_no = 0
         while True:
-            raw = self.stream.readline(self.max_line_bytes + 1)
+            raw, too_long = read_line(self.stream, self.max_line_bytes, first=line_no == 0)
             if not raw:
                 return
             line_no += 1
             self.bytes_read += len(raw)
-            if len(raw) > self.max_line_bytes and not raw.endswith(b"\n"):
-                self._skip_rest_of_line()
+            if too_long:
+                if not raw.endswith(b"\n"):
+                    self._skip_rest_of_line()
                 yield self._problem(
                     line_no,
                     "",
-                    f"line is longer than {self.max_line_bytes} bytes; "
-                    "put large trajectories in sidecar files (trajectory.path)",
+                    f"line is longer than {self.max_line_bytes} bytes (the limit is "
+                    "GAGAR_MAX_LINE_BYTES); put large trajectories in sidecar files "
+                    "(trajectory.path)",
                 )
                 continue
+            if line_no == 1:
+                raw = raw.removeprefix(BOM)  # Windows tools start UTF-8 files with one
             if not raw.strip():
                 continue
             try:

@@ -225,3 +225,5 @@ def clear_caches() -> None:
     _lexer_for_name.cache_clear()
     css_class.cache_clear()
     clear_fused()
+    # The lexers' patterns are compiled through `re`'s own cache: a cold start compiles them.
+    re.purge()

@@ -340,6 +340,8 @@ def is_rewrite_disabled(docstring: str, marker="PYTEST_DONT_REWRITE") -> bool:
         ('def is_rewrite_disabled(docstring: str, marker="PYTEST_DONT_REWRITE", *rest) -> bool:',
          True),
         ("def is_rewrite_disabled(docstring: str) -> bool:", True),
+        # Names a caller cannot pass: renaming them changes no call.
+        ('def is_rewrite_disabled(docstring, /, marker="PYTEST_DONT_REWRITE"):', True),
     ],
 )  # fmt: skip
 def test_a_signature_change_is_one_a_caller_sees(source, new_def: str, changed: bool) -> None:
@@ -352,6 +354,92 @@ def test_a_signature_change_is_one_a_caller_sees(source, new_def: str, changed: 
         test_patch="",
         test_names=(),
         read_base=(lambda path: SIGNED if path == "rewrite.py" else None) if source else None,
+    )
+    _, _, obs = observe(inp)
+    assert (obs["c"]["signature_changed"].value > 0) is changed
+
+
+USES = """\
+import numpy as np
+
+
+class PolyFit:
+    def _unrelated(self, data):
+        return data
+
+    def __call__(self, data, groupby, orient, scales):
+        log("see _unrelated(data) for the raw path")
+        factor = self.scale_factor
+        return groupby.apply(data, np.mean)
+
+
+class Other:
+    def __call__(self, data):
+        return data
+
+    def scale_factor(self):
+        return 1
+"""
+
+
+_NOT_USES = [
+    ("named in a string", "        return data\n\n    def __call__(self, data, g",
+     "        return data.dropna()\n\n    def __call__(self, data, g"),
+    ("same name, other class", "    def __call__(self, data):\n        return data\n",
+     "    def __call__(self, data):\n        return data.dropna()\n"),
+    ("a data attribute's namesake", "        return 1\n", "        return 2\n"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("source", "changed", "old", "new"),
+    # From the patches alone the target's class is not known: the namesake only with the source.
+    [
+        (src, *case)
+        for src in (False, True)
+        for case in _NOT_USES
+        if src or "namesake" not in case[0]
+    ],
+)
+def test_only_functions_the_target_really_uses_cover_it(source, changed, old, new) -> None:
+    """Not a use: a name inside a string, the target's own `def` line (a same-named method of
+    another class), `self.scale_factor` read as data when `Other.scale_factor` changes."""
+    reference = USES.replace("apply(data, np.mean)", "apply(data.dropna(), np.mean)")
+    assert old in USES
+    inp = AnalysisInput(
+        candidates=[CandidatePatch("c", diff({"m.py": (USES, USES.replace(old, new))}))],
+        reference_patch=diff({"m.py": (USES, reference)}),
+        problem_statement="",
+        test_patch="",
+        test_names=(),
+        read_base=(lambda p: USES if p == "m.py" else None) if source else None,
+    )
+    _, _, obs = observe(inp)
+    assert obs["c"]["target_uncovered"].value == 1.0
+
+
+VARIADIC = "def hook(name, /, value, *args, flag=False, **kwargs):\n    return name, value\n"
+
+
+@pytest.mark.parametrize(
+    ("new_def", "changed"),
+    [
+        ("def hook(key, /, value, *rest, flag=False, **options):", False),  # names no call uses
+        ("def hook(name, value, *args, flag=False, **kwargs):", True),  # `name=` now accepted
+        ("def hook(name, /, value, flag=False, **kwargs):", True),  # extra positionals refused
+        ("def hook(name, /, value, *args, flag=True, **kwargs):", True),
+        ("def hook(name, /, value, *args, flag=False):", True),
+    ],
+)
+def test_names_a_caller_cannot_pass_are_no_signature(new_def: str, changed: bool) -> None:
+    after = VARIADIC.replace(VARIADIC.splitlines()[0], new_def)
+    inp = AnalysisInput(
+        candidates=[CandidatePatch("c", diff({"hooks.py": (VARIADIC, after)}))],
+        reference_patch=None,
+        problem_statement="",
+        test_patch="",
+        test_names=(),
+        read_base=lambda p: VARIADIC if p == "hooks.py" else None,
     )
     _, _, obs = observe(inp)
     assert (obs["c"]["signature_changed"].value > 0) is changed

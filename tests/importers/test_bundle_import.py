@@ -260,6 +260,16 @@ def test_a_line_over_the_size_limit_is_refused_without_reading_it_whole(settings
     assert len(problems) == 1 and problems[0].startswith("bundle.jsonl:2: line is longer")
 
 
+def test_a_bom_and_crlf_line_breaks_as_windows_tools_write_them_import(settings):
+    lines = [json.dumps(group(task_id=t)).encode() for t in ("w1", "w22")]
+    settings.GAGAR_MAX_LINE_BYTES = max(len(x) for x in lines)  # the text, not its CRLF or BOM
+    report = run_import(b"\xef\xbb\xbf" + b"".join(x + b"\r\n" for x in lines))
+    assert report.count("created") == 2
+    settings.GAGAR_MAX_LINE_BYTES -= 1
+    (problem,) = failed_import(b"\xef\xbb\xbf" + b"".join(x + b"\r\n" for x in lines[::-1]))
+    assert "line is longer than" in problem and "GAGAR_MAX_LINE_BYTES" in problem
+
+
 def test_the_command_prints_a_summary_and_fails_loudly(tmp_path, capsys):
     good = tmp_path / "good.jsonl"
     good.write_bytes(jsonl(group()))

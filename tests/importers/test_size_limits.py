@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from grading.domain.jsonfiles import JsonReader
+from grading.domain.jsonfiles import JsonReader, remove_trailing_commas
 from grading.domain.records import ImportProblemError
 from grading.models import Attempt
 from tests.importers.test_harness_shapes import all_preds, refused, run
@@ -44,9 +46,11 @@ def test_a_prediction_line_over_the_limit_is_refused_with_its_line(real, tmp_pat
     lines[2] = json.dumps(row)
     preds.write_text("\n".join(lines) + "\n")
     err = refused("--tasks", real["tasks"], "--predictions", str(preds))
-    assert f"{preds}:3: line 3 is longer than the {longest + 10} bytes one line may hold" in err
-    assert "(read as JSON Lines, since line 1 is a complete JSON value)" in err
-    assert "GAGAR_MAX_LINE_BYTES" in err
+    assert (
+        f"{preds}:3: the line is longer than the {longest + 10} bytes a line may hold (read as "
+        "JSON Lines, since line 1 is a complete JSON value); it was not read (the limit is "
+        "GAGAR_MAX_LINE_BYTES)"
+    ) in err
 
 
 def test_lines_at_the_limit_import(real, tmp_path, settings):
@@ -57,23 +61,34 @@ def test_lines_at_the_limit_import(real, tmp_path, settings):
     assert Attempt.objects.count() == len(real["entries"])
 
 
-def test_a_first_line_over_the_limit_is_refused_whatever_it_is(real, tmp_path, settings):
+def test_one_minified_object_over_the_line_limit_is_a_document(real, tmp_path, settings):
+    # swe-agent's preds.json keyed by instance, written by `json.dump` without indent: one value
+    # on one line, so its size is a document's, not a line's.
     limit = settings.GAGAR_MAX_LINE_BYTES = longest_line(real["tasks"])
+    items = {i["instance_id"]: i for i in prediction_array(real)}
     preds = tmp_path / "preds.json"
-    # A minified object on one line (a keyed preds.json written without indent) over the limit.
-    items = {i["instance_id"]: i for i in prediction_array(real) * 4}
-    items["padding"] = {"model_patch": "+" * limit}
-    preds.write_text(json.dumps(items))
+    text = json.dumps(items)
+    preds.write_text(text + " " * (limit - len(text) + 10) + "\n\n")  # trailing blanks too
     assert len(preds.read_bytes()) > limit
+    run("--tasks", real["tasks"], "--predictions", str(preds))
+    assert Attempt.objects.count() == len(real["entries"])
+
+
+def test_a_first_line_over_the_limit_with_more_lines_is_refused(real, tmp_path, settings):
+    limit = settings.GAGAR_MAX_LINE_BYTES = longest_line(real["tasks"])
+    preds = tmp_path / "all_preds.jsonl"
+    first = prediction_array(real)[0]
+    first["model_patch"] += "+" * limit
+    rest = "".join(json.dumps(i) + "\n" for i in prediction_array(real)[1:])
+    preds.write_text(json.dumps(first) + "\n" + rest)
     err = refused("--tasks", real["tasks"], "--predictions", str(preds))
     assert (
-        f"{preds}:1: line 1 is longer than the {limit} bytes one line may hold; it was not read"
-        in err
+        f"{preds}:1: the line is longer than the {limit} bytes a line may hold; it was not" in err
     )
-    # No line break anywhere, not JSON at all: the same, and the rest is never read.
+    # No line break anywhere and not JSON at all: the same.
     preds.write_bytes(b"\x00garbage" * limit)
     err = refused("--tasks", real["tasks"], "--predictions", str(preds))
-    assert f"{preds}:1: line 1 is longer than" in err
+    assert f"{preds}:1: the line is longer than" in err
 
 
 def test_a_minified_array_is_a_document_and_only_the_document_limit_applies(
@@ -126,7 +141,7 @@ def test_a_reviews_line_over_the_limit_is_refused_and_nothing_is_written(
     path = tmp_path / "rater-1.jsonl"
     path.write_text("\n".join(lines) + "\n")
     err = reviews_refused(path, "--campaign", "experts")
-    assert f"{path}:6: line 6 is longer than the " in err and "GAGAR_MAX_LINE_BYTES" in err
+    assert f"{path}:6: the line is longer than the " in err and "GAGAR_MAX_LINE_BYTES" in err
 
 
 def test_the_reader_does_not_hold_an_overlong_line_in_memory(tmp_path):
@@ -142,14 +157,115 @@ def test_the_reader_does_not_hold_an_overlong_line_in_memory(tmp_path):
     finally:
         tracemalloc.stop()
     assert caught.value.problem.line == 2
-    assert "line 2 is longer than the 1 MiB one line may hold" in caught.value.problem.message
+    assert "the line is longer than the 1 MiB a line may hold" in caught.value.problem.message
     assert peak < 4 * KIB * KIB, peak
+
+
+@pytest.mark.parametrize("start", [b"", b"\n  \n", b'{"a": 1}\n'])
+def test_an_overlong_line_is_never_held_in_memory_wherever_it_is(tmp_path, start) -> None:
+    # 32 MiB of one line with more rows after it: first, after blank lines, or second.
+    path = tmp_path / "huge.jsonl"
+    path.write_bytes(start + b'{"b": "' + b"x" * (32 * KIB * KIB) + b'"}\n{"c": 1}\n')
+    tracemalloc.start()
+    try:
+        with pytest.raises(ImportProblemError) as caught:
+            list(JsonReader(max_line_bytes=KIB * KIB).rows(path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert caught.value.problem.line == start.count(b"\n") + 1
+    assert peak < 4 * KIB * KIB, peak
+
+
+def rows_of(path: Path, limit: int) -> list[object]:
+    return [row.value for row in JsonReader(max_line_bytes=limit).rows(path)]
+
+
+@pytest.mark.parametrize(
+    ("bom", "newline"),
+    [(b"", b"\n"), (b"", b"\r\n"), (b"\xef\xbb\xbf", b"\n"), (b"\xef\xbb\xbf", b"\r\n")],
+)
+def test_the_limit_counts_a_lines_text_not_its_line_break_or_bom(tmp_path, bom, newline) -> None:
+    # Windows tools write CRLF and a BOM: a line of exactly the limit is still within it.
+    line = json.dumps({"instance_id": "x" * 40})
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(bom + line.encode() + newline + line.encode() + newline)
+    assert rows_of(path, len(line)) == [json.loads(line)] * 2
+    with pytest.raises(
+        ImportProblemError, match=f"the line is longer than the {len(line) - 1} bytes"
+    ):
+        rows_of(path, len(line) - 1)
+
+
+def test_a_bom_alone_on_the_first_line_loses_no_rows(tmp_path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf\n" + b'{"a": 1}\n{"a": 2}\n')
+    assert rows_of(path, 1000) == [{"a": 1}, {"a": 2}]
+
+
+def test_an_overlong_blank_line_is_refused_at_its_own_line(tmp_path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'{"a": 1}\n' + b" " * 2000 + b'\n{"a": 2}\n')
+    with pytest.raises(ImportProblemError) as caught:
+        rows_of(path, 1000)
+    assert caught.value.problem.line == 2
 
 
 def test_the_installations_reader_uses_the_settings(settings):
     from grading.services.sources import json_reader
 
     assert json_reader().max_line_bytes == JsonReader().max_line_bytes == 64 * KIB * KIB
-    assert json_reader().max_document_bytes == JsonReader().max_document_bytes == 512 * KIB * KIB
+    assert json_reader().max_document_bytes == JsonReader().max_document_bytes == 256 * KIB * KIB
     settings.GAGAR_MAX_LINE_BYTES, settings.GAGAR_MAX_DOCUMENT_BYTES = 10, 20
     assert (json_reader().max_line_bytes, json_reader().max_document_bytes) == (10, 20)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet=',]}"\\ \nab\u00e9'),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def _with_trailing_commas(value: object, draw_comma: st.DrawFn) -> tuple[str, int]:
+    """`value` as JSON with a trailing comma (and whitespace) after some last items."""
+    if isinstance(value, list | dict):
+        items = [
+            (json.dumps(k) + ": " if isinstance(value, dict) else "", v)
+            for k, v in (value.items() if isinstance(value, dict) else enumerate(value))
+        ]
+        parts, added = [], 0
+        for prefix, v in items:
+            text, n = _with_trailing_commas(v, draw_comma)
+            parts.append(prefix + text)
+            added += n
+        comma = bool(items) and draw_comma(st.booleans())
+        tail = ("," + draw_comma(st.sampled_from(["", " ", "\n", " \n  "]))) if comma else ""
+        opener, closer = ("{", "}") if isinstance(value, dict) else ("[", "]")
+        return opener + ",\n".join(parts) + tail + closer, added + comma
+    return json.dumps(value), 0
+
+
+@given(st.data())
+@settings(max_examples=200, deadline=None)
+def test_lenient_repair_removes_exactly_the_trailing_commas(data) -> None:
+    value = data.draw(_JSON)
+    text, added = _with_trailing_commas(value, data.draw)
+    fixed, lines = remove_trailing_commas(text)
+    assert json.loads(fixed) == value
+    assert len(lines) == added
+    assert remove_trailing_commas(json.dumps(value)) == (json.dumps(value), [])
+
+
+def test_lenient_repair_of_a_large_document_costs_a_copy_not_an_object_per_character() -> None:
+    text = "[" + ",".join(['{"patch": "' + "x" * 1000 + '", "ok": [1, 2,],}'] * 4000) + ",]"
+    tracemalloc.start()
+    try:
+        fixed, lines = remove_trailing_commas(text)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(lines) == 2 * 4000 + 1 and len(json.loads(fixed)) == 4000
+    assert peak < 3 * len(text), (peak, len(text))

@@ -155,59 +155,93 @@ def _best_ratio(text: str, pool: list[str]) -> float:
     return best
 
 
-def callees(ctx: GroupContext, place: Place) -> set[str]:
-    """Functions the base version of a function uses: names it calls (`f(…)`, `x.f(…)`) and
-    methods it hands on (`self.f` passed as a callback). From the AST where the file is whole;
-    on a partial view, from the visible base lines in that scope (the reference's and the
-    candidates' hunks show the lines around each change). Empty where nothing is known."""
+@dataclass(frozen=True)
+class Uses:
+    """What the base version of a function uses: names it calls (`f(…)`, `x.f(…)`), and
+    attributes of `self`/`cls` it names without calling them (a bound method handed on as a
+    callback, `groupby.apply(data, self._fit_predict)`)."""
+
+    calls: frozenset[str] = frozenset()
+    handed_on: frozenset[str] = frozenset()
+
+    def covers(self, target: Place, mine: dict[Place, list[tuple[Side, int]]]) -> bool:
+        """Whether a candidate changing `mine` changed a function the target uses: any function
+        it calls (the callee may be imported), or a method of its own class it hands on (same
+        file and class; a class a partial view cannot name is not known to differ)."""
+        return any(
+            _leaf(scope) in self.calls
+            or (path == target[0] and _leaf(scope) in self.handed_on
+                and _same_class(scope, target[1]))
+            for path, scope in mine
+        )  # fmt: skip
+
+
+def _same_class(a: str, b: str) -> bool:
+    pa, pb = a.rpartition(".")[0], b.rpartition(".")[0]
+    return pa == pb or pa.startswith("@") or pb.startswith("@")
+
+
+def callees(ctx: GroupContext, place: Place) -> Uses:
+    """The `Uses` of a changed function: from the AST where the file is whole; on a partial
+    view, from the visible base lines in that scope (the reference's and the candidates' hunks
+    show the lines around each change), strings and its own `def` line left out. Nothing where
+    nothing is known."""
     path, scope = place
     if not path.endswith(".py"):
-        return set()
+        return Uses()
     syn = ctx.base_syn(path)
-    tree = syn.tree if syn is not None and syn.complete and not syn.dropped else None
+    tree = _whole_tree(syn) if syn is not None else None
     if tree is not None:
-        return ctx.cached(("callees", place), lambda: _calls_in(tree, scope))
+        return ctx.cached(("callees", place), lambda: _uses_in(tree, scope))
     view, scopes = ctx.base(path), ctx.pre_scopes(path)
     if view is None or scopes is None:
-        return set()
-    return ctx.cached(
-        ("callees", place),
-        lambda: {
-            m.group(1) or m.group(2)
-            for n, text in view.lines.items()
-            if scopes.scope(n) == scope
-            for m in _USES.finditer(_strip_comment(text))
-        },
-    )
+        return Uses()
+    lines = [view.lines[n] for n in sorted(view.lines) if scopes.scope(n) == scope]
+    return ctx.cached(("callees", place), lambda: _uses_on(lines))
 
 
-# `name(` and `.name(` calls, and `self.name` / `cls.name` references (a bound method passed on).
-_USES = re.compile(r"(?:\b(?:self|cls)\.([A-Za-z_]\w*)|\b([A-Za-z_]\w*)\s*\()")
+# On a line: a def/class header's own name, string literals (a name in a message is no use of
+# it), calls `name(` / `.name(`, and `self.name` / `cls.name` not called.
+_HEADER = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+\w+")
+_STRING = re.compile(r"""[rRbBuUfF]{0,2}(?:'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""")
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_HANDED_ON = re.compile(r"\b(?:self|cls)\.([A-Za-z_]\w*)\b(?!\s*\()")
 
 
-def _calls_in(tree: ast.Module, qualname: str) -> set[str]:
+def _uses_on(lines: list[str]) -> Uses:
+    calls: set[str] = set()
+    handed_on: set[str] = set()
+    for text in lines:
+        code = _STRING.sub("''", _HEADER.sub("", _strip_comment(text)))
+        calls.update(_CALL.findall(code))
+        handed_on.update(_HANDED_ON.findall(code))
+    return Uses(frozenset(calls), frozenset(handed_on - calls))
+
+
+def _uses_in(tree: ast.Module, qualname: str) -> Uses:
     parts = qualname.split(".")
     nodes: list[ast.AST] = [tree]
     for part in parts:
         nodes = [n for node in nodes for n in ast.iter_child_nodes(node)
                  if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
                  and n.name == part]  # fmt: skip
-    out: set[str] = set()
+    calls: set[str] = set()
+    named: set[str] = set()
     for node in nodes:
         for sub in ast.walk(node):
             if isinstance(sub, ast.Call):
                 func = sub.func
                 if isinstance(func, ast.Name):
-                    out.add(func.id)
+                    calls.add(func.id)
                 elif isinstance(func, ast.Attribute):
-                    out.add(func.attr)
+                    calls.add(func.attr)
             elif (
                 isinstance(sub, ast.Attribute)
                 and isinstance(sub.value, ast.Name)
                 and sub.value.id in ("self", "cls")
             ):
-                out.add(sub.attr)
-    return out
+                named.add(sub.attr)
+    return Uses(frozenset(calls), frozenset(named - calls))
 
 
 def _leaf(scope: str) -> str:
@@ -251,8 +285,7 @@ def locality(
         # A fix in a helper the target function calls is below the symptom, not beside it (the
         # group: the root cause the others patch around; the reference: the same fix one call
         # deeper). Known only where the function's body is visible.
-        changed = {_leaf(p[1]) for p in mine.places}
-        uncovered = [t for t in uncovered if not changed & callees(ctx, t)]
+        uncovered = [t for t in uncovered if not callees(ctx, t).covers(t, mine.places)]
     values = {
         "off_target": off_lines / mine.size if mine.size else 0.0,
         "target_uncovered": 0.0 if endorsed or not targets else len(uncovered) / len(targets),

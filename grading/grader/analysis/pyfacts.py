@@ -217,19 +217,19 @@ def defs(syn: Synthetic, lines: set[int]) -> dict[str, tuple[int, str]]:
 
 
 def _call_shape(args: ast.arguments) -> str:
-    """Names, kinds, order and defaults of the parameters, without their annotations: a widened
-    or added type hint (`str` -> `Optional[str]`) changes no call, so it is no signature change."""
-    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    """The parameters as a caller sees them: how many positional-only ones (their names cannot
+    be passed), the names of the others in order, whether `*args` / `**kwargs` exist (not their
+    names) and the defaults. Annotations are left out: a widened or added type hint
+    (`str` -> `Optional[str]`) changes no call, so it is no signature change."""
     return "|".join(
         [
-            ",".join(a.arg for a in args.posonlyargs),
+            str(len(args.posonlyargs)),
             ",".join(a.arg for a in args.args),
-            "*" + (args.vararg.arg if args.vararg else ""),
+            "*" if args.vararg else "",
             ",".join(a.arg for a in args.kwonlyargs),
-            "**" + (args.kwarg.arg if args.kwarg else ""),
+            "**" if args.kwarg else "",
             ";".join(ast.dump(d) for d in args.defaults),
             ";".join(ast.dump(d) if d is not None else "-" for d in args.kw_defaults),
-            str(sum(a is not None for a in every)),
         ]
     )
 
