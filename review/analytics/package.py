@@ -48,6 +48,7 @@ from review.analytics.exports import (
     tier_fields,
 )
 from review.analytics.filters import Filters
+from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.sharing import fan_out
 from review.models import Assignment, Campaign, ConsensusLabel, Disagreement, FixRequest, Label
 from review.models.reviewing import CRITERIA
@@ -464,6 +465,8 @@ def package_export(
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     filters = filters or Filters()
+    if labels_stale():
+        labels_refresh()  # the package carries the consensus tier, whoever asks for it
     # One campaign's package: its reviews and the consensus of those reviews only.
     source = consensus_source(campaign=filters.campaign)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -291,3 +291,18 @@ def test_the_export_page_downloads_a_zip_with_the_manifest(staff_client):
     assert df["calibrated_tier"].notna().sum() == 36
     assert staff_client.get("/dashboards/export/nothing.zip").status_code == 404
     assert staff_client.get("/dashboards/export").status_code == 200
+
+
+def test_a_package_downloaded_from_the_export_page_carries_a_fresh_consensus(staff_client):
+    # The page's zip called the package writer directly, which never refreshed the stored
+    # consensus: reviewed attempts came out with no consensus tier.
+    study3()
+    assert labels_stale()
+    response = staff_client.get("/dashboards/export/package.zip?format=jsonl")
+    assert response.status_code == 200
+    with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as archive:
+        name = next(n for n in archive.namelist() if n.endswith("attempts.jsonl"))
+        rows = [json.loads(x) for x in archive.read(name).decode().splitlines()]
+    reviewed = [r for r in rows if r["reviews"]]
+    assert len(reviewed) == 18
+    assert all(r["consensus_tier"] is not None or r["consensus_exploit"] for r in reviewed)

@@ -8,7 +8,6 @@ from typing import Any
 
 from grading.domain.wording import plural
 from grading.services.exports import ExportResult
-from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.package import package_export
 from review.management.commands.export_labels import FilteredExportCommand
 
@@ -19,12 +18,6 @@ class Command(FilteredExportCommand):
         "tests, verdicts and reviews per attempt, as a Hugging Face dataset with its card."
     )
     kind = "package"
-
-    def prepare(self, opts: dict[str, Any]) -> int:
-        total = super().prepare(opts)
-        if labels_stale():
-            labels_refresh()  # the package carries the consensus tier
-        return total
 
     def export(self, opts: dict[str, Any], progress: Callable[[int], None]) -> ExportResult:
         return package_export(
