@@ -196,8 +196,11 @@ def callees(ctx: GroupContext, place: Place) -> Uses:
     view, scopes = ctx.base(path), ctx.pre_scopes(path)
     if view is None or scopes is None:
         return Uses()
-    lines = [view.lines[n] for n in sorted(view.lines) if scopes.scope(n) == scope]
-    return ctx.cached(("callees", place), lambda: _uses_on(lines))
+    # Asked once per candidate and target: the scan of the view's scopes runs once per target.
+    return ctx.cached(
+        ("callees", place),
+        lambda: _uses_on([view.lines[n] for n in sorted(view.lines) if scopes.scope(n) == scope]),
+    )
 
 
 # On a line: a def/class header's own name, string literals (a name in a message is no use of
