@@ -4,7 +4,7 @@ from grading.grader.analysis.engine import analyse_group, observe
 from grading.grader.analysis.inputs import AnalysisInput, CandidatePatch
 from grading.grader.analysis.model import NEAR_TIE_MARGIN
 from tests.analysis import scenario
-from tests.analysis.helpers import diff
+from tests.analysis.helpers import diff, one_file
 
 
 @pytest.fixture(scope="module", params=[False, True], ids=["patches", "source"])
@@ -302,15 +302,13 @@ def test_a_fix_in_the_method_the_references_function_hands_on_covers_it(source) 
         ),
         "elsewhere": REGRESSION.replace("        return data\n", "        return data.dropna()\n"),
     }
-    inp = AnalysisInput(
-        candidates=[
-            CandidatePatch(k, diff({"regression.py": (REGRESSION, t)})) for k, t in cands.items()
-        ],
-        reference_patch=diff({"regression.py": (REGRESSION, reference)}),
-        problem_statement="PolyFit is not robust to missing data",
-        test_patch="",
-        test_names=(),
-        read_base=(lambda p: REGRESSION if p == "regression.py" else None) if source else None,
+    inp = one_file(
+        "regression.py",
+        REGRESSION,
+        cands,
+        reference=reference,
+        source=source,
+        problem="PolyFit is not robust to missing data",
     )
     _, _, obs = observe(inp)
     assert obs["deeper"]["target_uncovered"].value == 0
@@ -347,14 +345,7 @@ def is_rewrite_disabled(docstring: str, marker="PYTEST_DONT_REWRITE") -> bool:
 def test_a_signature_change_is_one_a_caller_sees(source, new_def: str, changed: bool) -> None:
     old_def = SIGNED.splitlines()[3]
     after = SIGNED.replace(old_def, new_def)
-    inp = AnalysisInput(
-        candidates=[CandidatePatch("c", diff({"rewrite.py": (SIGNED, after)}))],
-        reference_patch=None,
-        problem_statement="",
-        test_patch="",
-        test_names=(),
-        read_base=(lambda path: SIGNED if path == "rewrite.py" else None) if source else None,
-    )
+    inp = one_file("rewrite.py", SIGNED, {"c": after}, source=source)
     _, _, obs = observe(inp)
     assert (obs["c"]["signature_changed"].value > 0) is changed
 
@@ -406,14 +397,7 @@ def test_only_functions_the_target_really_uses_cover_it(source, changed, old, ne
     another class), `self.scale_factor` read as data when `Other.scale_factor` changes."""
     reference = USES.replace("apply(data, np.mean)", "apply(data.dropna(), np.mean)")
     assert old in USES
-    inp = AnalysisInput(
-        candidates=[CandidatePatch("c", diff({"m.py": (USES, USES.replace(old, new))}))],
-        reference_patch=diff({"m.py": (USES, reference)}),
-        problem_statement="",
-        test_patch="",
-        test_names=(),
-        read_base=(lambda p: USES if p == "m.py" else None) if source else None,
-    )
+    inp = one_file("m.py", USES, {"c": USES.replace(old, new)}, reference=reference, source=source)
     _, _, obs = observe(inp)
     assert obs["c"]["target_uncovered"].value == 1.0
 
@@ -433,13 +417,6 @@ VARIADIC = "def hook(name, /, value, *args, flag=False, **kwargs):\n    return n
 )
 def test_names_a_caller_cannot_pass_are_no_signature(new_def: str, changed: bool) -> None:
     after = VARIADIC.replace(VARIADIC.splitlines()[0], new_def)
-    inp = AnalysisInput(
-        candidates=[CandidatePatch("c", diff({"hooks.py": (VARIADIC, after)}))],
-        reference_patch=None,
-        problem_statement="",
-        test_patch="",
-        test_names=(),
-        read_base=lambda p: VARIADIC if p == "hooks.py" else None,
-    )
+    inp = one_file("hooks.py", VARIADIC, {"c": after}, source=True)
     _, _, obs = observe(inp)
     assert (obs["c"]["signature_changed"].value > 0) is changed
