@@ -240,18 +240,19 @@ class JsonReader:
             if too_long:
                 # One value on one line (a minified array or keyed object, as `json.dump` writes
                 # without indent) is a document: its size, not its line, is the limit.
-                if head.startswith(b"[") or (
-                    head.startswith(b"{") and _nothing_after(handle, raw.endswith(b"\n"))
-                ):
-                    yield from self._document(path)
+                if head.startswith(b"["):
+                    yield from self._document(path, f"line {line_no} opens an array")
+                    return
+                if head.startswith(b"{") and _nothing_after(handle, raw.endswith(b"\n")):
+                    yield from self._document(path, f"the file is one object on line {line_no}")
                     return
                 raise self._overlong(source, line_no)
         row = _first_row(head) if head.startswith(b"{") else None
         if row is not None:
-            yield from self._lines(path, whole=row)
+            yield from self._lines(path, first=line_no, whole=row)
             return
         if head.startswith((b"[", b"{")):
-            yield from self._document(path)
+            yield from self._document(path, f"line {line_no} opens a value it does not close")
             return
         raise _problem(
             source,
@@ -260,11 +261,12 @@ class JsonReader:
             f"{head[:20].decode('utf-8', 'replace')!r}, not '{{' or '['",
         )
 
-    def _lines(self, path: Path, *, whole: bool = True) -> Iterator[JsonRow]:
+    def _lines(self, path: Path, *, first: int = 1, whole: bool = True) -> Iterator[JsonRow]:
+        """Each line a row; `first` is the first line that is not blank (the one read to decide)."""
         source = str(path)
         # Say why truthfully: a first row broken mid-line is no complete value.
         reason = "is a complete JSON value" if whole else "breaks off before its end"
-        why = f"read as {JSON_LINES}, since line 1 {reason}"
+        why = f"read as {JSON_LINES}, since line {first} {reason}"
         with path.open("rb") as handle:
             line_no = 0
             while True:
@@ -289,9 +291,9 @@ class JsonReader:
                 value = self._parse(text, source, why, line_offset=line_no - 1)
                 yield JsonRow(source, line_no, "$", value)
 
-    def _document(self, path: Path) -> Iterator[JsonRow]:
+    def _document(self, path: Path, because: str) -> Iterator[JsonRow]:
         source = str(path)
-        why = f"read as {DOCUMENT}, since line 1 opens a value it does not close"
+        why = f"read as {DOCUMENT}, since {because}"
         size = path.stat().st_size
         if size > self.max_document_bytes:
             raise _problem(

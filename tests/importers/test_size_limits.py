@@ -269,3 +269,20 @@ def test_lenient_repair_of_a_large_document_costs_a_copy_not_an_object_per_chara
         tracemalloc.stop()
     assert len(lines) == 2 * 4000 + 1 and len(json.loads(fixed)) == 4000
     assert peak < 3 * len(text), (peak, len(text))
+
+
+def test_the_reason_names_the_line_that_decided(tmp_path) -> None:
+    # A BOM alone on line 1 and a blank line 2: line 3 decides, and the message says so.
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf\n\n" + b'{"a": [}\n')
+    with pytest.raises(ImportProblemError, match="since line 3 breaks off before its end"):
+        rows_of(path, 1000)
+    path.write_bytes(b'\n{"a": [\n1]}\n')
+    assert rows_of(path, 1000) == [{"a": [1]}]
+    path.write_bytes(b'\n{"a": [\n1}\n')
+    with pytest.raises(ImportProblemError, match="since line 2 opens a value it does not close"):
+        rows_of(path, 1000)
+    # One object on one line over the line limit, broken: read as the document it is.
+    path.write_bytes(b'{"a": [' + b"1, " * 100 + b"}\n")
+    with pytest.raises(ImportProblemError, match="since the file is one object on line 1"):
+        rows_of(path, 100)
