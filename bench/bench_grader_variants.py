@@ -18,6 +18,12 @@ measured here, outside the catalogue (none is shipped), with the engine's own vi
 * `edit_excess`: characters rewritten inside the changed blocks of the core files (difflib over
   each run of removed and added lines, stripped) beyond the reference's, log(1 + n): a line
   rewritten where a word would do (a minimality concern, capped at T2).
+* `size_over_smallest`: changed core lines beyond the group's smallest other candidate,
+  log(1 + n): minimality against the peers beside it (T2 at most);
+* `caller_fix` / `uncovered_not_caller`: `target_uncovered` split in two: the share of the
+  reference's functions the candidate leaves untouched but calls from its changed code (named,
+  for an anonymous region, by the `def` of the reference's own hunk header), T2 at most, and the
+  rest, as severe as `target_uncovered`.
 
 Two more rows use the reviewers' rubric scores (the five 1-5 criteria of `reviews/`) as extra
 pairwise training rows, the feature set unchanged: "rubric breaks label ties" adds, for every pair
@@ -68,6 +74,7 @@ from grading.grader.analysis.fit import (  # noqa: E402
 )
 from grading.grader.analysis.fit_default import SETTINGS, samples  # noqa: E402
 from grading.grader.analysis.group import GroupContext  # noqa: E402
+from grading.grader.analysis.locality import _leaf, _overlaps, callees, footprint  # noqa: E402
 from review.analysis_fit import ratings  # noqa: E402
 from review.stats.gate import agreement_with_ci, paired_difference_with_ci  # noqa: E402
 from review.stats.gate_report import smaller_diff  # noqa: E402
@@ -80,6 +87,9 @@ EXTRA = {  # name -> (kind it is shrunk towards, max tier)
     "narrating_text": ("noise", 2),
     "narrating_only_comments": ("noise", 2),
     "edit_excess": ("locality", 2),
+    "size_over_smallest": ("locality", 2),
+    "uncovered_not_caller": ("locality", 3),
+    "caller_fix": ("locality", 2),
 }
 
 
@@ -156,6 +166,51 @@ def _rewritten(ctx: GroupContext, patch: Patch) -> int:
     return total
 
 
+_DEF_SECTION = re.compile(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)")
+
+
+def _target_names(ctx: GroupContext, place: tuple[str, str]) -> set[str]:
+    """The function a reference place is in: its scope's leaf, or for an anonymous region
+    (`@277`, no repository) the `def` git names in the reference's hunk headers there."""
+    leaf = _leaf(place[1])
+    if leaf:
+        return {leaf}
+    ref = ctx.reference
+    assert ref is not None
+    region = int(place[1].lstrip("@").split(".")[0]) if place[1].startswith("@") else None
+    names = set()
+    for fp in ref.files:
+        if (fp.old_path or fp.path) != place[0]:
+            continue
+        for hunk in fp.hunks:
+            m = _DEF_SECTION.match(hunk.section or "")
+            if m and (region is None or hunk.old_start <= region + 3):
+                names.add(m.group(1))
+    return names
+
+
+def _caller(ctx: GroupContext, patch: Patch) -> dict[str, float]:
+    """`target_uncovered` without the reference targets the candidate's changed functions
+    call (a fix in the caller: one layer up, symptom-level), and the share of those."""
+    if ctx.reference is None:
+        return {"uncovered_not_caller": 0.0, "caller_fix": 0.0}
+    ref, mine = footprint(ctx, ctx.reference), footprint(ctx, patch)
+    targets = list(ref.places)
+    if not targets:
+        return {"uncovered_not_caller": 0.0, "caller_fix": 0.0}
+    unc = [t for t in targets if not any(_overlaps(p, t) for p in mine.places)]
+    unc = [t for t in unc if not callees(ctx, t).covers(t, mine.places)]
+    calls = set().union(*(callees(ctx, p).calls for p in mine.places)) if mine.places else set()
+    callers = [t for t in unc if _target_names(ctx, t) & calls]
+    return {"uncovered_not_caller": (len(unc) - len(callers)) / len(targets),
+            "caller_fix": len(callers) / len(targets)}  # fmt: skip
+
+
+def _size(ctx: GroupContext, patch: Patch) -> int:
+    """Changed core lines (the footprint's size: re-indented and comment-only lines left out)."""
+    return footprint(ctx, patch).size
+
+
 def extra_values(task: Task) -> dict[str, dict[str, float]]:
     """key -> the extra features' values, reference given."""
     _, ctx, _ = observe(task.analysis_input())
@@ -186,6 +241,13 @@ def extra_values(task: Task) -> dict[str, dict[str, float]]:
             )
         values["edit_excess"] = math.log1p(max(0.0, excess))
         out[key] = values
+    for key, patch in ctx.patches.items():
+        out[key].update(_caller(ctx, patch))
+    sizes = {key: _size(ctx, patch) for key, patch in ctx.patches.items()}
+    for key, values in out.items():
+        others = [n for k, n in sizes.items() if k != key]
+        beyond = sizes[key] - min(others) if others else 0
+        values["size_over_smallest"] = math.log1p(max(0, beyond))
     return out
 
 
@@ -284,6 +346,9 @@ def variants() -> dict[str, list[str]]:
                                                "narrating_text"],
         "narrating strings only (comments dropped)": [*without, "narrating_text"],
         "+ edit_excess": [*shipped, "edit_excess"],
+        "+ size_over_smallest": [*shipped, "size_over_smallest"],
+        "caller-level fixes split from target_uncovered": [
+            *(f for f in shipped if f != "target_uncovered"), "uncovered_not_caller", "caller_fix"],
     }  # fmt: skip
 
 
