@@ -2,6 +2,7 @@ import pytest
 
 from grading.grader.analysis.engine import analyse_group, observe
 from grading.grader.analysis.inputs import AnalysisInput, CandidatePatch
+from grading.grader.analysis.locality import footprint
 from grading.grader.analysis.model import NEAR_TIE_MARGIN
 from tests.analysis import scenario
 from tests.analysis.helpers import diff, one_file
@@ -420,3 +421,78 @@ def test_names_a_caller_cannot_pass_are_no_signature(new_def: str, changed: bool
     inp = one_file("hooks.py", VARIADIC, {"c": after}, source=True)
     _, _, obs = observe(inp)
     assert (obs["c"]["signature_changed"].value > 0) is changed
+
+
+REWRITER = """\
+class Rewriter:
+    def run(self, mod):
+        if not mod.body:
+            return
+        doc = None
+        item = mod.body[0]
+        if (
+            isinstance(item, Expr)
+            and isinstance(item.value, Constant)
+        ):
+            doc = item.value.value
+            if self.is_disabled(doc):
+                return
+        for node in mod.body:
+            self.visit(node)
+        self.finish(mod)
+
+    def is_disabled(self, docstring):
+        return "DONT_REWRITE" in docstring
+"""
+PYTEST_FRAME = """\
+{path}:131: in run
+    if self.is_disabled(doc):
+{path}:140: in is_disabled
+    return "DONT_REWRITE" in docstring
+E   TypeError: argument of type 'int' is not iterable
+"""
+PYTHON_FRAME = """\
+Traceback (most recent call last):
+  File "{path}", line 131, in run
+    if self.is_disabled(doc):
+  File "{path}", line 140, in is_disabled
+    return "DONT_REWRITE" in docstring
+TypeError: argument of type 'int' is not iterable
+"""
+
+
+@pytest.mark.parametrize("frame", [PYTEST_FRAME, PYTHON_FRAME], ids=["pytest", "python"])
+@pytest.mark.parametrize(
+    ("where", "covered"),
+    [("/usr/lib/site-packages/pkg/rewrite.py", True), ("/usr/lib/other/loader.py", False)],
+    ids=["same-file", "other-file"],
+)
+def test_a_lone_fix_in_a_function_the_traceback_quotes_is_not_off_target(
+    frame: str, where: str, covered: bool
+) -> None:
+    """Without a reference or a repository, four candidates patch `is_disabled` and one adds the
+    maintainers' check in `run`, deep in a method whose `def` line its hunk does not show (an
+    anonymous region). The traceback quotes `if self.is_disabled(doc):` under its `run` frame,
+    and that line is in the lone candidate's block, so it changed a function the problem names
+    (pytest-11143: the reference-identical fix was T3 here). The same quote from another file
+    locates nothing."""
+    lone = REWRITER.replace(
+        "            and isinstance(item.value, Constant)\n",
+        "            and isinstance(item.value, Constant)\n"
+        "            and isinstance(item.value.value, str)\n",
+    )
+    cands = {"lone": lone}
+    for i in range(4):
+        cands[f"callee{i}"] = REWRITER.replace(
+            '        return "DONT_REWRITE" in docstring\n',
+            f"        if not isinstance(docstring, str):  # {i}\n            return False\n"
+            '        return "DONT_REWRITE" in docstring\n',
+        )
+    inp = one_file(
+        "src/pkg/rewrite.py", REWRITER, cands, source=False, problem=frame.format(path=where)
+    )
+    _, ctx, obs = observe(inp)
+    place = next(p for p in footprint(ctx, ctx.patches["lone"]).places)
+    assert place[1].startswith("@")  # the hunk shows no line naming `run`
+    assert obs["lone"]["target_uncovered"].value == (0.0 if covered else 1.0)
+    assert obs["callee0"]["target_uncovered"].value == 0.0

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import pairwise
 from typing import Any, TypeVar, cast
 
 from grading.diffs import FileDiff, Patch, parse_patch
@@ -23,7 +24,10 @@ from grading.grader.analysis.views import FileView, Synthetic, base_view, post_v
 
 T = TypeVar("T")
 _NEAR = 200  # files up to this long are checked whole by `post_near`
-_TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
+# Python's frames (`File "x.py", line 3, in f`) and pytest's (`x.py:3: in f`).
+_TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)|([\w./\\-]+\.py):\d+: in (\w+)')
+# A quoted line this short (`return x`, `raise`) could be anywhere: it locates nothing.
+_QUOTED_MIN = 12
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _CALLED = re.compile(r"\b([A-Za-z_]\w{2,})\s*\(")
 _IDENT = re.compile(r"[A-Za-z_]\w{2,}")
@@ -171,12 +175,28 @@ class GroupContext:
         """Functions, classes and files the problem statement points at (traceback, code)."""
         text = self.inp.problem_statement
         names: set[str] = set()
-        for path, func in _TRACEBACK_FRAME.findall(text):
+        for frame in _TRACEBACK_FRAME.finditer(text):
+            path, func = frame.group(1) or frame.group(3), frame.group(2) or frame.group(4)
             names |= {func, path.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".py")}
         for span in _CODE_SPAN.findall(text):
             names |= set(_IDENT.findall(span))
         names |= set(_CALLED.findall(text))
         return {n for n in names if n != "module"}
+
+    @cached_property
+    def problem_frame_lines(self) -> frozenset[tuple[str, str]]:
+        """(file name, source line) a traceback in the problem statement quotes under each
+        frame (whitespace-normalised; pytest's `>` marker dropped): a changed block of that file
+        that shows the line is in that frame's function, even where no visible line names it."""
+        lines = self.inp.problem_statement.splitlines()
+        quoted = set()
+        for here, after in pairwise(lines):
+            frame = _TRACEBACK_FRAME.search(here)
+            code = " ".join(after.strip().removeprefix(">").split())
+            if frame and len(code) >= _QUOTED_MIN:
+                path = (frame.group(1) or frame.group(3)).replace("\\", "/")
+                quoted.add((path.rsplit("/", 1)[-1], code))
+        return frozenset(quoted)
 
 
 def _longest(view: FileView) -> int:

@@ -247,6 +247,28 @@ def _uses_in(tree: ast.Module, qualname: str) -> Uses:
     return Uses(frozenset(calls), frozenset(named - calls))
 
 
+def _in_frame(ctx: GroupContext, place: Place) -> bool:
+    """Whether an anonymous region (a partial view no visible line names) shows a line the
+    problem statement's traceback quotes from the same file: then the change is in that frame's
+    function. A named scope is judged by its name alone."""
+    path, scope = place
+    if _leaf(scope) or not ctx.problem_frame_lines:
+        return False
+    view, scopes = ctx.base(path), ctx.pre_scopes(path)
+    if view is None or scopes is None:
+        return False
+    name = path.rsplit("/", 1)[-1]
+    quoted = {code for file, code in ctx.problem_frame_lines if file == name}
+    if not quoted:
+        return False
+
+    def shown() -> bool:
+        return any(code_of(view.lines[n]) in quoted for n in view.lines
+                   if scopes.scope(n) == scope)  # fmt: skip
+
+    return ctx.cached(("in_frame", place), shown)
+
+
 def _leaf(scope: str) -> str:
     parts = [p for p in scope.split(".") if not p.startswith("@")]
     return parts[-1] if parts else ""
@@ -272,7 +294,7 @@ def locality(
         targets = [p for p in pool if sum(any(_overlaps(p, q) for q in o.places)
                                          for o in others) >= need]  # fmt: skip
         names = ctx.problem_names
-        endorsed = {p for p in mine.places if _leaf(p[1]) in names}
+        endorsed = {p for p in mine.places if _leaf(p[1]) in names or _in_frame(ctx, p)}
         distance = 1.0 - statistics.fmean(similarity(mine, o) for o in others)
         baseline = int(statistics.median(o.size for o in others))
     else:
