@@ -7,12 +7,13 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from grading.admin.data_version import VersionedAdmin
 from review.models import Assignment, Campaign, Candidate, Disagreement, FixRequest, Label
 from review.services.impact import campaign_impact_refresh
 
 
 @admin.register(Campaign)
-class CampaignAdmin(admin.ModelAdmin[Campaign]):
+class CampaignAdmin(VersionedAdmin[Campaign]):
     list_filter = ("origin", "status", "reveal_policy")
     filter_horizontal = ("reviewers",)
     readonly_fields = ("filters", "origin", "import_sources", "created_at")
@@ -43,7 +44,7 @@ class CandidateInline(admin.TabularInline[Candidate, Assignment]):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin[Assignment]):
+class AssignmentAdmin(VersionedAdmin[Assignment]):
     list_display = (
         "pk",
         "campaign",
@@ -66,13 +67,13 @@ class AssignmentAdmin(admin.ModelAdmin[Assignment]):
 
 
 @admin.register(Label)
-class LabelAdmin(admin.ModelAdmin[Label]):
+class LabelAdmin(VersionedAdmin[Label]):
     list_display = ("candidate", "tier", "rank_in_tier", "mergeability", "confidence", "updated_at")
     raw_id_fields = ("candidate",)
 
 
 @admin.register(FixRequest)
-class FixRequestAdmin(admin.ModelAdmin[FixRequest]):
+class FixRequestAdmin(VersionedAdmin[FixRequest]):
     list_display = ("candidate", "path", "line", "side", "severity", "active_ms_before")
     raw_id_fields = ("candidate",)
 

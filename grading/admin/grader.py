@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from grading.admin.data_version import VersionedAdmin
 from grading.admin.rollouts import GroupAdmin
 from grading.models import (
     Attempt,
@@ -52,7 +53,7 @@ def _change_link(obj: Any, label: str) -> SafeString:
 
 
 @admin.register(GraderConfig)
-class GraderConfigAdmin(admin.ModelAdmin[GraderConfig]):
+class GraderConfigAdmin(VersionedAdmin[GraderConfig]):
     list_display = [
         "name", "backend", "model", "base_url", "prompt_version", "temperature", "seed",
         "max_usd_per_run", "max_usd_per_day", "current_fit", "approval",
@@ -165,7 +166,7 @@ def grade_again(admin_: Any, request: HttpRequest, queryset: QuerySet[GraderRun]
 
 
 @admin.register(GraderRun)
-class GraderRunAdmin(admin.ModelAdmin[GraderRun]):
+class GraderRunAdmin(VersionedAdmin[GraderRun]):
     list_display = [
         "id", "status", "group", "synthetic", "config", "replica", "source", "latency_s",
         "input_tokens",

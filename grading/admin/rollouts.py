@@ -10,6 +10,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from grading.admin.data_version import VersionedAdmin
 from grading.domain.hostile_text import strip_ansi
 from grading.domain.wording import plural
 from grading.models import (
@@ -208,7 +209,7 @@ class GroupAdmin(_Imported, admin.ModelAdmin[Group]):
 
 
 @admin.register(Attempt)
-class AttemptAdmin(admin.ModelAdmin[Attempt]):
+class AttemptAdmin(VersionedAdmin[Attempt]):
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 

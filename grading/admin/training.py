@@ -11,6 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
+from grading.admin.data_version import VersionedAdmin
 from grading.models import GroupAdvantages, IdempotencyKey
 from grading.selectors.training import lambda_cap_report
 
@@ -27,7 +28,7 @@ _ATTEMPT_FIELDS = (
 
 
 @admin.register(GroupAdvantages)
-class GroupAdvantagesAdmin(admin.ModelAdmin[GroupAdvantages]):
+class GroupAdvantagesAdmin(VersionedAdmin[GroupAdvantages]):
     list_display = [
         "group",
         "config",

@@ -1,4 +1,5 @@
-"""Rollouts (`rollouts`), grader runs and verdicts (`grader`)."""
+"""Rollouts (`rollouts`), grader runs and verdicts (`grader`), advantages (`training`) and the
+data version the statistics are cached under (`versions`)."""
 
 from grading.models.grader import (
     CandidateGrade,
@@ -22,11 +23,13 @@ from grading.models.rollouts import (
     TrajectoryChunk,
 )
 from grading.models.training import GroupAdvantages, IdempotencyKey
+from grading.models.versions import DataVersion
 
 __all__ = [
     "ApiToken",
     "Attempt",
     "CandidateGrade",
+    "DataVersion",
     "GraderApproval",
     "GraderConfig",
     "GraderEvent",

@@ -29,6 +29,7 @@ from grading.advantages import (
 )
 from grading.models import Attempt, CandidateGrade, GraderConfig, GroupAdvantages
 from grading.selectors.training import GradingState, grading_states
+from grading.services.data_version import data_changed
 
 Reason = GroupAdvantages.FallbackReason
 
@@ -145,6 +146,7 @@ def group_advantages_refresh(
         for gid in stale
     ]
     with transaction.atomic():
+        data_changed()
         GroupAdvantages.objects.bulk_create(
             rows,
             update_conflicts=True,

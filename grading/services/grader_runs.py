@@ -35,6 +35,7 @@ from grading.grader.backends.registry import BackendConfigError
 from grading.grader.loop import GraderOutcome, LogRecord, run_grader
 from grading.models import Attempt, CandidateGrade, GraderConfig, GraderEvent, GraderRun, Group
 from grading.selectors.training import grader_config_by_name
+from grading.services.data_version import data_changed
 from grading.services.grader_events import event_row
 from grading.services.grader_inputs import (
     backend_for,
@@ -495,6 +496,7 @@ def _finish(
         if outcome.status == "ok" and outcome.verdict is not None:
             run.status, run.verdict, run.failure_reason = Status.SUCCEEDED, outcome.verdict, ""
             CandidateGrade.objects.bulk_create(_grades(run, outcome.verdict), ignore_conflicts=True)
+            data_changed()
         else:
             run.status, run.failure_reason = Status.FAILED, outcome.reason or "no verdict"
         run.save()

@@ -37,6 +37,7 @@ from grading.domain.records import (
 from grading.domain.repos import NO_FOLDERS
 from grading.domain.wording import plural
 from grading.models import Attempt, Group, Patch, PatchFile, Run, Step, Task
+from grading.services.data_version import data_changed
 from grading.services.repo_sources import task_source_check
 from grading.services.trajectories import trajectory_store
 
@@ -198,6 +199,8 @@ def groups_import(  # noqa: C901
     # mistake, not a re-import (it was counted twice, or called an existing group).
     seen: dict[tuple[str, int, str], int | None] = {}
     with transaction.atomic():
+        # Once for the whole import (a rolled-back one moves nothing).
+        data_changed()
         for item in records:
             if on_group:
                 on_group(item)

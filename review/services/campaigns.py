@@ -11,6 +11,7 @@ from django.db import transaction
 
 from grading.domain.redaction import build_redactor
 from grading.models import GraderConfig
+from grading.services.data_version import data_changed
 from review.models import Campaign, CampaignGroup
 from review.selectors.reviewing import groups_matching
 from review.services.impact import campaign_impact_refresh
@@ -66,6 +67,7 @@ def campaign_create(
             CampaignGroup(campaign=campaign, group_id=gid, position=pos)
             for pos, gid in enumerate(groups)
         )
+        data_changed()
     if queue_order == Campaign.QueueOrder.RL_IMPACT:
         campaign_impact_refresh(campaign=campaign)
     return campaign

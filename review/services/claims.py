@@ -7,6 +7,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from grading.services.data_version import data_changed
 from review.models import Candidate, ClaimMark
 from review.selectors.claims import candidate_claims
 from review.services.reveal import revealed_run
@@ -34,6 +35,7 @@ def claim_mark_set(
     if found is None:
         raise NothingToMarkError("no such claim")
     with transaction.atomic():
+        data_changed()
         row, _ = ClaimMark.objects.update_or_create(
             candidate=candidate,
             grader_run=run,

@@ -48,6 +48,7 @@ from grading.models import (
 from grading.sample.build import load_committed_group
 from grading.selectors.synthetic import SYNTHETIC_KEY, SYNTHETIC_NOTE
 from grading.services.advantages import group_advantages_refresh
+from grading.services.data_version import data_changed
 from grading.services.demo import SAMPLE_RUN, sample_repo_path
 from grading.services.imports import groups_import
 from review.blinding import draw_order, draw_order_unlike
@@ -186,6 +187,7 @@ def study_remove() -> bool:
     """Delete the study (its campaign, reviewers' labels, grader runs, advantages, groups, tasks
     and configurations); the sample group and its patches stay. False if there was none."""
     with transaction.atomic():
+        data_changed()
         Campaign.objects.filter(name=STUDY_CAMPAIGN).delete()
         groups = Group.objects.filter(step__run__name=STUDY_RUN)
         # Other campaigns may hold these groups too (made by hand): only their entries go.
@@ -216,6 +218,7 @@ def study_build(*, also_reviewers: Sequence[User] = ()) -> StudyReport:
     rng = random.Random(STUDY_SEED)
     now = timezone.now()
     with transaction.atomic():
+        data_changed()
         groups = _import_groups(rng)
         deals = _deals(groups)
         runs = _grade(deals, rng, now)

@@ -27,6 +27,7 @@ from grading.domain.records import ImportProblem
 from grading.domain.reviews_file import TaskReview, as_json, read_reviews, review_notes
 from grading.domain.wording import plural
 from grading.models import Attempt, Group, Task
+from grading.services.data_version import data_changed
 from grading.services.sources import json_reader
 from review.blinding import alias_for
 from review.models import Assignment, Campaign, CampaignGroup, Candidate, Label
@@ -280,6 +281,8 @@ def reviews_import(
         parsed.append((path, reviews))
     now = timezone.now()
     with transaction.atomic():
+        # Once for the whole import (a rolled-back one moves nothing).
+        data_changed()
         try:
             campaign = _campaign(campaign_name, now)
         except _LineProblem as exc:

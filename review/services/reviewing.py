@@ -12,6 +12,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from grading.models import GraderRun
+from grading.services.data_version import data_changed
 from review.models import Assignment, Candidate, Disagreement, FixRequest, Label
 from review.models.reviewing import CRITERIA
 from review.services.diff_checks import fix_anchor_check
@@ -155,6 +156,7 @@ def review_submit(*, assignment: Assignment, now: datetime | None = None) -> Ass
         locked.submitted_at = moment
         locked.focus_active = False
         locked.save(update_fields=["status", "submitted_at", "focus_active"])
+        data_changed()
     return locked
 
 

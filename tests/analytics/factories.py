@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 import factory
+from django.test import TestCase
 from django.utils import timezone
 
 from grading.models import (
@@ -20,6 +21,7 @@ from grading.models import (
     Step,
     Task,
 )
+from grading.services.data_version import data_changed
 from review.models import Assignment, Campaign, Candidate, FixRequest, Label
 from review.models.reviewing import CRITERIA
 from tests.factories import UserFactory
@@ -115,6 +117,13 @@ class Study:
     reviewers: list = field(default_factory=list)
 
 
+def data_arrived() -> None:
+    """What the services these helpers stand in for do (grading.services.data_version): move the
+    data version, at once, since a test's transaction never commits."""
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        data_changed()
+
+
 def grade_group(
     group: Group,
     attempts: Sequence[Attempt],
@@ -137,6 +146,7 @@ def grade_group(
             weighted_score=(scores[i] if scores else 5.0 - t),
             **({"scores": rubric[i]} if rubric else {}),
         )
+    data_arrived()
     return run
 
 
@@ -192,6 +202,7 @@ def review_group(
                 active_ms_before=ms,
                 created_at=now,
             )
+    data_arrived()
     return assignment
 
 
