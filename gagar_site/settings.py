@@ -339,6 +339,14 @@ GAGAR_MAX_LINE_BYTES = env_int("GAGAR_MAX_LINE_BYTES", 64 * 1024 * 1024)
 # whole (about three times its size in memory at the peak); over this it is refused unread
 # (JSON Lines has no such limit, only the line's).
 GAGAR_MAX_DOCUMENT_BYTES = env_int("GAGAR_MAX_DOCUMENT_BYTES", 256 * 1024 * 1024)
+# A run folder's test_output.txt over this is kept as its start and end (the last three quarters
+# of the budget: failures and pytest's summary come last) with a line saying how many bytes
+# were dropped, and the import says so; only the kept parts are read.
+GAGAR_MAX_TEST_OUTPUT_BYTES = env_int("GAGAR_MAX_TEST_OUTPUT_BYTES", 16 * 1024 * 1024)
+if GAGAR_MAX_TEST_OUTPUT_BYTES < 1:
+    raise ImproperlyConfiguredEnv(
+        f"GAGAR_MAX_TEST_OUTPUT_BYTES={GAGAR_MAX_TEST_OUTPUT_BYTES}: must be at least 1"
+    )
 # A patch over this is refused at import: a 50 MiB patch took 870 MB to import and seconds on
 # every review-page load, and no reviewer can judge it.
 GAGAR_MAX_PATCH_BYTES = env_int("GAGAR_MAX_PATCH_BYTES", 5 * 1024 * 1024)

@@ -147,7 +147,9 @@ class BundleReader:
 
     def parse_line(self, raw: bytes, line: int) -> GroupRecord:
         try:
-            text = raw.decode("utf-8")
+            # Without its line break: a line cut off mid-value fails at its own end ("column
+            # 38"), not at column 1 of the next line, which is what the decoder sees otherwise.
+            text = raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as exc:
             raise self._fail(
                 line, "", f"not UTF-8 (byte {exc.start}); send raw bytes as patch_base64"

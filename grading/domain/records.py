@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grading.domain.patches import PatchStats
+from grading.domain.test_outputs import TestOutputFile
 
 # PatchFile.source_path / target_path are 1,024-character columns.
 MAX_PATH_CHARS = 1024
@@ -89,8 +90,8 @@ class AttemptRecord:
     agent_family: str = ""
     agent_metadata: dict[str, Any] = field(default_factory=dict)
     # Test output kept in a file (a run folder's test_output.txt) is read when the group is
-    # written, not held in memory for the whole import.
-    test_output_file: Path | None = None
+    # written, not held in memory for the whole import, and bounded (`test_outputs`).
+    test_output_file: TestOutputFile | None = None
 
     @property
     def passed(self) -> bool:
@@ -99,16 +100,12 @@ class AttemptRecord:
         return self.status == "valid" and self.test_reward > 0
 
     def read_test_output(self) -> bytes:
-        return self.test_output_file.read_bytes() if self.test_output_file else self.test_output
+        return self.test_output_file.read() if self.test_output_file else self.test_output
 
     def test_output_digest(self) -> str:
         if self.test_output_file is None:
             return hashlib.sha256(self.test_output).hexdigest()
-        digest = hashlib.sha256()
-        with self.test_output_file.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        return digest.hexdigest()
+        return self.test_output_file.digest()
 
 
 @dataclass

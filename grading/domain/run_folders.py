@@ -4,11 +4,13 @@
         all_preds.jsonl  (or preds.json)      predictions
         results/results.json                  run-level report (§2a)
         logs/<instance_id>/report.json        per-instance report (§2c), with tests_status
-        logs/<instance_id>/test_output.txt    the tests' output
+        logs/<instance_id>/test_output.txt    the tests' output (bounded: `test_outputs`)
         logs/<instance_id>/patch.diff         the patch as the harness applied it (not read:
                                               the prediction is the source of the patch)
         trajs/<instance_id>.traj              trajectory
-        metadata.yaml                         `info.name` (or the older top-level `name`)
+        metadata.yaml                         `info.name` (or the older top-level `name`);
+                                              a few hundred bytes: one over 64 KiB, with
+                                              aliases or deep nesting is refused
 
 Moatless's `evaluations/<run>/` folders (`result.json` at the top, `trajs/<id>.json`) read the
 same way. Every part but the predictions is optional; a folder with no report at all is
@@ -29,6 +31,10 @@ from grading.domain.records import ImportNote, ImportProblem, ImportProblemError
 PREDICTIONS = ("all_preds.jsonl", "preds.json")
 RUN_REPORTS = ("results/results.json", "results.json", "result.json")
 METADATA = "metadata.yaml"
+# The experiments repository's metadata files are a few hundred bytes; this leaves room for
+# any real one and keeps a stray large file from being parsed.
+MAX_METADATA_BYTES = 64 * 1024
+MAX_METADATA_DEPTH = 32
 
 
 @dataclass(frozen=True)
@@ -50,26 +56,88 @@ def _problem(path: Path, line: int | None, field: str, message: str) -> ImportPr
     return ImportProblemError(ImportProblem(str(path), line, field, message))
 
 
-def _metadata_name(path: Path) -> str | None:
+class _MetadataLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` with flow collections (`[…]`, `{…}`) nested at most
+    `MAX_METADATA_DEPTH` deep: PyYAML's scanner takes time quadratic in that depth (5,000
+    levels, 10 KB, take 5 seconds; the largest file allowed would take minutes)."""
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:
+        if self.flow_level >= MAX_METADATA_DEPTH:
+            raise yaml.scanner.ScannerError(
+                None, None, f"nested deeper than {MAX_METADATA_DEPTH} levels", self.get_mark()
+            )
+        super().fetch_flow_collection_start(TokenClass)
+
+
+def _metadata_text(path: Path) -> str:
+    """The file's text, refused unread over `MAX_METADATA_BYTES` (one byte over it is read)."""
+    with path.open("rb") as handle:
+        data = handle.read(MAX_METADATA_BYTES + 1)
+    if len(data) > MAX_METADATA_BYTES:
+        raise _problem(
+            path,
+            None,
+            "",
+            f"{path.stat().st_size:,} bytes, over the {MAX_METADATA_BYTES:,} a metadata file may "
+            "hold (the experiments repository's are a few hundred bytes: `info: {name: …}`); "
+            "it was not read",
+        )
     try:
-        data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _problem(path, None, "", f"not UTF-8 text: {exc}") from exc
+        at = data.count(b"\n", 0, exc.start) + 1
+        raise _problem(path, at, "", f"not UTF-8 text: {exc}; save it as UTF-8") from exc
+    return text
+
+
+def _metadata_name(path: Path) -> str | None:
+    text = _metadata_text(path)
+    try:
+        # Aliases are refused before anything is built: a metadata file has no use for them,
+        # and a few hundred bytes of nested ones ("billion laughs") stand for billions of
+        # values. `safe_load` shares an aliased value rather than copying it, but whatever
+        # walks the result (repr, json.dumps) would visit every one.
+        for event in yaml.parse(text, Loader=_MetadataLoader):
+            if isinstance(event, yaml.AliasEvent):
+                mark = event.start_mark
+                raise _problem(
+                    path,
+                    mark.line + 1 if mark is not None else None,
+                    "",
+                    f"an alias (*{event.anchor}): aliases are not allowed in {METADATA}",
+                )
+        loaded: Any = yaml.load(text, Loader=_MetadataLoader)  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
+        problem_mark = getattr(exc, "problem_mark", None)
+        line = problem_mark.line + 1 if problem_mark is not None else None
         raise _problem(path, line, "", f"not valid YAML: {exc}") from exc
-    if data is None:
+    except RecursionError as exc:
+        # Block collections nest without brackets ("- - - x"): the composer recurses.
+        raise _problem(path, None, "", "not valid YAML: nested too deep") from exc
+    if loaded is None:
         return None
-    if not isinstance(data, dict):
-        raise _problem(path, 1, "", "expected a mapping (info: {name: …})")
-    info = data.get("info")
-    name = info.get("name") if isinstance(info, dict) else data.get("name")
+    if not isinstance(loaded, dict):
+        raise _problem(
+            path,
+            1,
+            "",
+            f"expected a mapping (info: {{name: …}}), not {_yaml_kind(loaded)}",
+        )
+    info = loaded.get("info")
+    name = info.get("name") if isinstance(info, dict) else loaded.get("name")
     if name is None:
         return None
     if not isinstance(name, str) or not name.strip():
         raise _problem(path, None, "info.name" if info else "name", "must be a non-empty string")
     return name.strip()
+
+
+def _yaml_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return f"a {type(value).__name__} value"
 
 
 def read_run_folder(path: Path) -> RunFolder:

@@ -35,6 +35,7 @@ from grading.domain.records import (
 )
 from grading.domain.sidecar import file_sha256, stream_file_events
 from grading.domain.swebench_reports import Report, read_instance_logs, read_report
+from grading.domain.test_outputs import DEFAULT_MAX_TEST_OUTPUT_BYTES, TestOutputFile
 from grading.domain.trajectories import TrajectoryFormatError, detect_format
 
 _TASK_REQUIRED = ("instance_id", "repo", "problem_statement")
@@ -248,9 +249,10 @@ def read_groups(
     step: int,
     reader: JsonReader | None = None,
     notes: Iterable[ImportNote] = (),
+    max_test_output_bytes: int = DEFAULT_MAX_TEST_OUTPUT_BYTES,
 ) -> Iterator[GroupRecord | ImportProblem | ImportNote]:
     """One group per instance that has at least one prediction, in task-file order; then the
-    notes (repairs made, missing reports)."""
+    notes (repairs made, missing reports, test outputs cut to `max_test_output_bytes`)."""
     reader = reader or JsonReader()
     yield from notes
     try:
@@ -262,7 +264,9 @@ def read_groups(
     labels_seen: set[str] = set()
     for system in systems:
         try:
-            yield from _system_attempts(system, tasks, per_instance, labels_seen, reader)
+            yield from _system_attempts(
+                system, tasks, per_instance, labels_seen, reader, max_test_output_bytes
+            )
         except ImportProblemError as exc:
             yield exc.problem
     yield from trajectories_attach_once(per_instance)
@@ -389,6 +393,7 @@ def _system_attempts(
     per_instance: dict[str, list[AttemptRecord]],
     labels_seen: set[str],
     reader: JsonReader,
+    max_test_output_bytes: int,
 ) -> Iterator[ImportProblem | ImportNote]:
     if system.label is not None:
         problem = _text_problem(system.label, _MAX_NAME_CHARS)
@@ -400,9 +405,16 @@ def _system_attempts(
     for row in _prediction_rows(system.predictions, reader):
         rows += 1
         try:
-            _prediction(row, system, tasks, per_instance, report, seen_here, labels_seen)
+            attempt = _prediction(
+                row, system, tasks, per_instance, report, seen_here, labels_seen,
+                max_test_output_bytes,
+            )  # fmt: skip
         except ImportProblemError as exc:
             yield exc.problem
+            continue
+        output = attempt.test_output_file
+        if output is not None and output.truncated():
+            yield ImportNote(str(output.path), None, output.note())
     if not rows:
         yield ImportProblem(
             str(system.predictions),
@@ -434,7 +446,9 @@ def _prediction(  # noqa: C901
     report: Report | None,
     seen_here: set[str],
     labels_seen: set[str],
-) -> None:
+    max_test_output_bytes: int,
+) -> AttemptRecord:
+    """The attempt of one prediction row, added to its instance's."""
     value = row.value
     if not isinstance(value, dict):
         raise _fail(row, "", "a prediction must be an object")
@@ -484,21 +498,24 @@ def _prediction(  # noqa: C901
             f"no patch, but {report.source if report else 'the report'} resolves "
             f"{_quote(instance_id)}: an attempt without a patch cannot pass",
         )
-    per_instance[instance_id].append(
-        AttemptRecord(
-            external_id=label,
-            status=status,
-            test_reward=1.0 if evaluation and evaluation.resolved else 0.0,
-            test_report=evaluation.report if evaluation else {},
-            test_output=b"",
-            test_output_file=evaluation.test_output if evaluation else None,
-            patch=patch,
-            trajectory=_trajectory_for(system.trajectories, instance_id, row, label),
-            num_turns=None,
-            tokens_in=None,
-            tokens_out=None,
-            agent_system=label,
-            agent_model=model,
-            agent_family=str(value.get("agent_family", "")),
-        )
+    output_file = evaluation.test_output if evaluation else None
+    attempt = AttemptRecord(
+        external_id=label,
+        status=status,
+        test_reward=1.0 if evaluation and evaluation.resolved else 0.0,
+        test_report=evaluation.report if evaluation else {},
+        test_output=b"",
+        test_output_file=(
+            TestOutputFile(output_file, max_test_output_bytes) if output_file else None
+        ),
+        patch=patch,
+        trajectory=_trajectory_for(system.trajectories, instance_id, row, label),
+        num_turns=None,
+        tokens_in=None,
+        tokens_out=None,
+        agent_system=label,
+        agent_model=model,
+        agent_family=str(value.get("agent_family", "")),
     )
+    per_instance[instance_id].append(attempt)
+    return attempt

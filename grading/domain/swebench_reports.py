@@ -7,7 +7,8 @@ Run-level reports say, per instance, resolved or not:
 - the current harness's `<model>.<run_id>.json`: `resolved_ids`, `completed_ids`, `error_ids`, … .
 Per-instance reports (`logs/<instance_id>/report.json`, §2c) map the id to its result, with
 `tests_status` (FAIL_TO_PASS / PASS_TO_PASS successes and failures), which becomes the attempt's
-test report; a `test_output.txt` next to it becomes the attempt's test output.
+test report; a `test_output.txt` next to it becomes the attempt's test output (its start and
+end only when it is over the limit, `test_outputs`).
 
 An instance a report cannot vouch for (outside `with_logs`, incomplete, errored) is an
 infrastructure failure: its label is unknown, so it is excluded rather than called a failure.

@@ -1,7 +1,7 @@
 """The candidate tabs as a WAI-ARIA tab widget, in real Chromium: roles and states the script
-adds, Left/Right/Home/End moving focus and the candidate shown (automatic activation), the page's
-shortcuts still acting once from a tab and never from a text field, and without script the
-plain links of before."""
+adds, Left/Right/Home/End moving focus and the candidate shown (automatic activation), Enter and
+Space showing the focused tab's candidate without scrolling the page, the page's shortcuts still
+acting once from a tab and never from a text field, and without script the plain links of before."""
 
 from __future__ import annotations
 
@@ -145,6 +145,43 @@ def test_arrows_home_and_end_move_focus_and_the_candidate(
     assert in_panel == second
     page.keyboard.press("Shift+Tab")
     assert page.evaluate(FOCUSED) == f"cand-{second}-tab"
+    assert errors == []
+    page.context.close()
+
+
+def test_enter_and_space_show_the_focused_tab_and_never_scroll_the_page(
+    browser: Any, server_url: str, artifacts: Path, assignment: Assignment
+) -> None:
+    second, third = _aliases(assignment)[1:3]
+    errors: list[str] = []
+    page = _open(browser, server_url, assignment, errors)
+    opened(page)
+    # Room to scroll, or a Space that scrolled would go unseen.
+    assert page.evaluate("() => document.documentElement.scrollHeight > window.innerHeight + 200")
+    # A tab can hold focus without being selected (a click's focus before its switch, or a
+    # script's): Space and Enter on it show its candidate, in place.
+    page.locator(f"#cand-{second}-tab").focus()
+    page.keyboard.press("Space")
+    _on(page, second)
+    assert page.locator(f"#cand-{second}").is_visible()
+    assert page.evaluate("() => window.scrollY") == 0
+    assert page.evaluate("() => window.location.hash") == f"#cand-{second}"
+    page.locator(f"#cand-{third}-tab").focus()
+    page.keyboard.press("Enter")
+    _on(page, third)
+    assert page.evaluate("() => window.location.hash") == f"#cand-{third}"
+    # Read down the page, back on the selected tab (the bar is sticky): Space there changes
+    # nothing, the page stays where it was.
+    page.evaluate("() => window.scrollTo(0, 300)")
+    page.locator(f"#cand-{third}-tab").focus()
+    page.keyboard.press("Space")
+    _on(page, third)
+    assert page.evaluate("() => window.scrollY") == 300
+    page.screenshot(path=str(artifacts / "review-tabs-space-1440.png"))
+    # Shift+Space is still the page's own (scroll up): the tabs take only plain keys.
+    page.keyboard.press("Shift+Space")
+    page.wait_for_function("() => window.scrollY < 300")
+    _selected(page, third)
     assert errors == []
     page.context.close()
 

@@ -75,6 +75,16 @@ def test_a_file_is_all_or_nothing_and_every_problem_is_reported():
     assert Group.objects.count() == 0 and Task.objects.count() == 0 and Patch.objects.count() == 0
 
 
+def test_a_line_cut_off_mid_value_is_reported_at_its_own_end():
+    cut = b'{"schema": "gagar.group.v1", "task": \n'
+    crlf = b'{"schema": "gagar.group.v1", "run": "r"\r\n'
+    problems = failed_import(jsonl(group(task_id="t-1")) + cut + crlf)
+    assert problems[0] == f"bundle.jsonl:2: malformed JSON: Expecting value at column {len(cut)}"
+    assert problems[1] == (
+        f"bundle.jsonl:3: malformed JSON: Expecting ',' delimiter at column {len(crlf) - 1}"
+    )
+
+
 def test_partial_import_keeps_the_valid_groups_and_reports_the_rest():
     data = jsonl(group(task_id="t-1")) + b"[1, 2\n" + jsonl(group(task_id="t-3"))
     report = run_import(data, partial=True)

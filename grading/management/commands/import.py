@@ -12,9 +12,9 @@ from tqdm import tqdm
 from grading.domain.jsonfiles import LENIENT_FLAG
 from grading.domain.records import ImportProblemError
 from grading.domain.run_folders import read_run_folders
-from grading.domain.swebench import SystemSource, read_groups
+from grading.domain.swebench import SystemSource
 from grading.services.imports import ImportFailedError, ImportReport, groups_import
-from grading.services.sources import bundle_records, json_reader
+from grading.services.sources import bundle_records, swebench_records
 
 
 def _swebench_arguments(swe: ArgumentParser) -> None:
@@ -210,12 +210,12 @@ class Command(BaseCommand):
     def _swebench(self, options: dict[str, Any]) -> ImportReport:
         systems, notes = self._systems(options)
         bar = tqdm(unit="group", desc="import", disable=options["no_progress"], file=self.stderr)
-        records = read_groups(
+        records = swebench_records(
             tasks_path=options["tasks"],
             systems=systems,
             run=options["run"],
             step=options["step"],
-            reader=json_reader(lenient=options["lenient_json"]),
+            lenient=options["lenient_json"],
             notes=notes,
         )
 

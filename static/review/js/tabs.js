@@ -3,8 +3,10 @@
 // one candidate, and every panel is shown, which the tab roles would misdescribe.
 //
 // Automatic activation: Left/Right (wrapping), Home and End move focus along the bar and show
-// that candidate. Only those keys, only on a tab and only without modifiers (Alt+Left is the
-// browser's Back): every other key goes on to the page's shortcuts (keys.js) untouched.
+// that candidate; Enter and Space show the focused one (the tabs are links, which take Enter
+// but not Space: Space scrolled the page and left the tab as it was). Only those keys, only on
+// a tab and only without modifiers (Alt+Left is the browser's Back, Shift+Space scrolls up):
+// every other key goes on to the page's shortcuts (keys.js) untouched.
 // Ids and names come from the panels' anonymous ids (cand-<alias>), as the links already do.
 
 import { markTabs, showPanel } from "./navigation.js";
@@ -30,7 +32,8 @@ export function installTabs(ctx) {
     const i = ctx.tabs.indexOf(ev.target);
     if (i === -1 || ev.ctrlKey || ev.metaKey || ev.altKey || ev.shiftKey) return;
     const n = ctx.tabs.length;
-    const to = { ArrowRight: (i + 1) % n, ArrowLeft: (i - 1 + n) % n, Home: 0, End: n - 1 }[ev.key];
+    const moves = { ArrowRight: (i + 1) % n, ArrowLeft: (i - 1 + n) % n, Home: 0, End: n - 1 };
+    const to = ev.key === "Enter" || ev.key === " " ? i : moves[ev.key];
     if (to === undefined) return;
     // Not stopped: the activity clock (timing.js) listens for every key.
     ev.preventDefault();

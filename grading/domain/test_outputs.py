@@ -1,0 +1,99 @@
+"""A tests' output kept in a file beside its report (`logs/<id>/test_output.txt`), read bounded.
+
+The harness writes whatever the tests print: usually kilobytes, but a test stuck in a loop that
+logs writes gigabytes. Such a file is not refused, since the attempt's label and patch are
+sound and graders and reviewers need its output; it is kept as its start and its end, `limit`
+bytes in all, with one marker line between them saying how many bytes were dropped and which
+setting keeps more. The end gets three quarters: pytest's failures, tracebacks and short
+summary come last; the start holds the eval script's trace (checkout, `git apply`). The cuts
+fall on line breaks when one is near, so no line is kept half.
+
+Only the two kept parts are ever read (the rest is skipped by seeking), so memory stays within
+the limit whatever the file's size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+# The setting GAGAR_MAX_TEST_OUTPUT_BYTES defaults to this.
+DEFAULT_MAX_TEST_OUTPUT_BYTES = 16 * 1024 * 1024
+SETTING = "GAGAR_MAX_TEST_OUTPUT_BYTES"
+# A cut moves back (or on) to a line break at most this far, so a file of one huge line is
+# still cut where the budget says.
+_SNAP = 4096
+
+
+@dataclass(frozen=True)
+class TestOutputFile:
+    path: Path
+    limit: int = DEFAULT_MAX_TEST_OUTPUT_BYTES
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    @property
+    def size(self) -> int:
+        return self.path.stat().st_size
+
+    def truncated(self) -> bool:
+        return self.size > self.limit
+
+    def read(self) -> bytes:
+        """The whole file when it is within the limit, else its start, a marker and its end."""
+        head, tail, size = self._parts()
+        if size <= self.limit:
+            return head
+        dropped = size - len(head) - len(tail)
+        marker = (
+            f"\n[… {dropped:,} bytes of test output dropped here: the file is {size:,} bytes, "
+            f"over the {self.limit:,} bytes {SETTING} keeps (its start and end are kept) …]\n"
+        )
+        return head + marker.encode() + tail
+
+    def digest(self) -> str:
+        """The SHA-256 of what `read` gives: of the file itself (streamed) when it is within the
+        limit, so raising the limit changes the digest of a file that was cut, and only of
+        such a file (a group imported again then replaces its cut copy)."""
+        if self.truncated():
+            return hashlib.sha256(self.read()).hexdigest()
+        digest = hashlib.sha256()
+        with self.path.open("rb") as handle:
+            while chunk := handle.read(1024 * 1024):
+                digest.update(chunk)
+        return digest.hexdigest()
+
+    def note(self) -> str:
+        """What the import report says of a file that was cut."""
+        head, tail, size = self._parts()
+        return (
+            f"the test output is {size:,} bytes, over the {self.limit:,} bytes {SETTING} "
+            f"keeps: stored its first {len(head):,} and last {len(tail):,} bytes, with a "
+            f"marker line where {size - len(head) - len(tail):,} bytes were dropped; raise "
+            f"{SETTING} to keep it whole"
+        )
+
+    def _parts(self) -> tuple[bytes, bytes, int]:
+        """(start, end, file size); the start is the whole file when it is within the limit.
+        Only what is kept is read: the middle is skipped by seeking."""
+        size = self.size
+        with self.path.open("rb") as handle:
+            if size <= self.limit:
+                return handle.read(self.limit), b"", size
+            head = _head(handle.read(self.limit // 4))
+            budget = self.limit - len(head)
+            handle.seek(size - budget)
+            return head, _tail(handle.read(budget)), size
+
+
+def _head(data: bytes) -> bytes:
+    """The start, up to its last line break when one is within reach."""
+    cut = data.rfind(b"\n", max(0, len(data) - _SNAP))
+    return data[: cut + 1] if cut >= 0 else data
+
+
+def _tail(data: bytes) -> bytes:
+    """The end, from just after its first line break when one is within reach."""
+    cut = data.find(b"\n", 0, _SNAP)
+    return data[cut + 1 :] if cut >= 0 else data
