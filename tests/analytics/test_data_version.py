@@ -21,17 +21,25 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from grading.admin.data_version import VersionedAdmin
-from grading.models import Attempt, DataVersion, GraderConfig
+from grading.models import Attempt, DataVersion, GraderConfig, Group
 from grading.services.data_version import data_changed
+from grading.services.demo import sample_load
 from review.analytics import consensus as consensus_module
 from review.analytics.filters import Filters, SnapshotParams
 from review.analytics.frame import load_frame
 from review.analytics.label_refresh import labels_refresh, labels_stale
 from review.analytics.snapshots import STATS_MODELS, data_fingerprint, snapshot_for_page
-from review.models import Assignment, Campaign, Label, StatsSnapshot
+from review.models import Assignment, Campaign, ClaimMark, Label, StatsSnapshot
+from review.selectors.claims import candidate_claims
+from review.services.campaigns import campaign_create
+from review.services.claims import claim_mark_set
+from review.services.queue import assignment_next
+from review.services.reviewing import review_submit
 from tests.analytics.conftest import run_worker
 from tests.analytics.factories import grade_group, make_study, review_group, two_campaigns
 from tests.factories import UserFactory
+from tests.review.blind import grader_claims_for
+from tests.review.helpers import complete_labels
 
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = SnapshotParams(kind=StatsSnapshot.Kind.AGREEMENT, filters=Filters().as_json())
@@ -181,6 +189,33 @@ def test_it_sees_labels_deleted_from_the_admin_list(
         )
     assert response.status_code == 302
     assert data_fingerprint() != before
+
+
+def test_it_sees_a_claim_mark_changed(enqueued, db, django_capture_on_commit_callbacks):
+    sample_load()
+    group = Group.objects.get(external_id="sample-humanize-lite-1024")
+    run = grader_claims_for(group)
+    reviewer = get_user_model().objects.create_user("alice")
+    campaign = campaign_create(
+        name="Claims",
+        created_by=None,
+        reviewers=[reviewer],
+        filters={},
+        overlap=1,
+        reveal_policy=Campaign.Reveal.AFTER_SUBMISSION,
+    )
+    assignment = assignment_next(campaign=campaign, reviewer=reviewer)
+    complete_labels(assignment, "t2")
+    submitted = review_submit(assignment=Assignment.objects.get(pk=assignment.pk))
+    candidate = submitted.candidates.order_by("position")[0]
+    handle = candidate_claims(run=run, candidates=[candidate])[0].handle
+    claim_mark_set(candidate=candidate, handle=handle, mark=ClaimMark.Mark.CORRECT)
+    _dashboard_computed(enqueued)
+    # The same row, another mark: the claim-precision figures change, the row count does not.
+    with django_capture_on_commit_callbacks(execute=True):
+        claim_mark_set(candidate=candidate, handle=handle, mark=ClaimMark.Mark.WRONG)
+    assert ClaimMark.objects.get().mark == ClaimMark.Mark.WRONG
+    assert not snapshot_for_page(params=DASHBOARD).fresh
 
 
 # --- the version itself --------------------------------------------------------------------
