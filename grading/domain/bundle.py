@@ -36,6 +36,7 @@ from grading.domain.records import (
     patch_names_problem,
 )
 from grading.domain.sidecar import file_sha256, stream_file_events
+from grading.domain.test_outputs import DEFAULT_MAX_TEST_OUTPUT_BYTES, bounded
 from grading.domain.trajectories import TrajectoryFormatError, events_from_object
 
 SCHEMA_PATH = (
@@ -95,6 +96,7 @@ class BundleReader:
         base_dir: Path | None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_patch_bytes: int = DEFAULT_MAX_PATCH_BYTES,
+        max_test_output_bytes: int = DEFAULT_MAX_TEST_OUTPUT_BYTES,
     ) -> None:
         self.stream = stream
         self.source = source
@@ -102,6 +104,7 @@ class BundleReader:
         self.base_dir = base_dir.resolve() if base_dir else None
         self.max_line_bytes = max_line_bytes
         self.max_patch_bytes = max_patch_bytes
+        self.max_test_output_bytes = max_test_output_bytes
         self.bytes_read = 0
 
     def __iter__(self) -> Iterator[GroupRecord | ImportProblem]:
@@ -281,6 +284,9 @@ class BundleReader:
             output = self._b64(obj["test_output_base64"], line, f"{field}.test_output_base64")
         else:
             output = obj.get("test_output", "").encode("utf-8", "surrogatepass")
+        # Kept, not refused: the attempt's label and patch are sound, and the output's start and
+        # end (where failures are) are what graders read; the marker says what was dropped.
+        output = bounded(output, self.max_test_output_bytes)
         if not patch_bytes and float(obj["test_reward"]) > 0:
             # An attempt with no patch cannot be a passing candidate: there is nothing to review.
             raise self._fail(

@@ -45,12 +45,7 @@ class TestOutputFile:
         head, tail, size = self._parts()
         if size <= self.limit:
             return head
-        dropped = size - len(head) - len(tail)
-        marker = (
-            f"\n[… {dropped:,} bytes of test output dropped here: the file is {size:,} bytes, "
-            f"over the {self.limit:,} bytes {SETTING} keeps (its start and end are kept) …]\n"
-        )
-        return head + marker.encode() + tail
+        return head + _marker(size, len(head), len(tail), self.limit, "the file") + tail
 
     def digest(self) -> str:
         """The SHA-256 of what `read` gives: of the file itself (streamed) when it is within the
@@ -85,6 +80,22 @@ class TestOutputFile:
             budget = self.limit - len(head)
             handle.seek(size - budget)
             return head, _tail(handle.read(budget)), size
+
+
+def bounded(data: bytes, limit: int) -> bytes:
+    """Test output sent inline (a bundle's `test_output`), cut as a file over `limit` is."""
+    if len(data) <= limit:
+        return data
+    head = _head(data[: limit // 4])
+    tail = _tail(data[len(data) - (limit - len(head)) :])
+    return head + _marker(len(data), len(head), len(tail), limit, "the output") + tail
+
+
+def _marker(size: int, head: int, tail: int, limit: int, what: str) -> bytes:
+    return (
+        f"\n[… {size - head - tail:,} bytes of test output dropped here: {what} is {size:,} "
+        f"bytes, over the {limit:,} bytes {SETTING} keeps (its start and end are kept) …]\n"
+    ).encode()
 
 
 def _head(data: bytes) -> bytes:

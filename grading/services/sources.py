@@ -23,6 +23,7 @@ def bundle_records(
         base_dir=base_dir,
         max_line_bytes=settings.GAGAR_MAX_LINE_BYTES,
         max_patch_bytes=settings.GAGAR_MAX_PATCH_BYTES,
+        max_test_output_bytes=settings.GAGAR_MAX_TEST_OUTPUT_BYTES,
     )
     return reader, iter(reader)
 

@@ -5,6 +5,7 @@ nested too deep, not a mapping or not UTF-8 is refused naming the file, with not
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import subprocess
@@ -20,14 +21,17 @@ from django.core.management.base import CommandError
 
 from grading.domain.run_folders import MAX_METADATA_BYTES
 from grading.models import Attempt, Group, Task
+from tests.importers.helpers import attempt, group, jsonl
 from tests.importers.swebench_files import by_system, load_rows, write_run_folder, write_tasks
+from tests.importers.test_bundle_import import run_import as run_bundle
 from tests.importers.test_run_folders import run_import
 
 pytestmark = pytest.mark.django_db
 KIB = 1024
 MIB = 1024 * KIB
 MARKER = re.compile(
-    rb"\n\[\xe2\x80\xa6 ([\d,]+) bytes of test output dropped here: the file is ([\d,]+) bytes, "
+    rb"\n\[\xe2\x80\xa6 ([\d,]+) bytes of test output dropped here: (?:the file|the output) is "
+    rb"([\d,]+) bytes, "
     rb"over the ([\d,]+) bytes GAGAR_MAX_TEST_OUTPUT_BYTES keeps \(its start and end are kept\) "
     rb"\xe2\x80\xa6\]\n"
 )
@@ -258,3 +262,24 @@ def test_a_huge_metadata_file_is_refused_unread(shared_data, tmp_path):
     assert "it was not read" in str(refused.value)
     assert Group.objects.count() == 0
     assert peak < 4 * MIB, peak
+
+
+@pytest.mark.parametrize("field", ["test_output", "test_output_base64"])
+def test_a_bundles_inline_test_output_over_the_limit_is_cut_as_a_file_is(field, settings):
+    data = long_test_output("+ pytest -rA tests\n", 64 * 1024)
+    value = data.decode() if field == "test_output" else base64.b64encode(data).decode()
+    sent = attempt("a1")
+    del sent["test_output"]
+    bundle = group(attempts=[{**sent, field: value}])
+    limit = settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 8 * 1024
+    run_bundle(jsonl(bundle))
+    stored = Attempt.objects.get().test_output()
+    marker = MARKER.search(stored)
+    assert marker is not None, stored[:200]
+    head, tail = stored[: marker.start()], stored[marker.end() :]
+    dropped = int(marker.group(1).replace(b",", b""))
+    assert data.startswith(head) and data.endswith(tail) and head.endswith(b"\n")
+    assert len(head) + dropped + len(tail) == len(data)
+    assert int(marker.group(3).replace(b",", b"")) == limit
+    assert b"FAILED tests/test_loop.py::test_loop_terminates" in tail
+    assert len(head) + len(tail) <= limit
