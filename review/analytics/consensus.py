@@ -10,7 +10,8 @@ campaign at once, whatever attempts a page or batch asks for, and cached until t
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +28,11 @@ from review.models import ConsensusLabel
 CACHE_SECONDS = 60 * 60
 # Bumped when `ConsensusTable` changes shape, so no process unpickles an older layout.
 CACHE_VERSION = 1
+# One computation at a time per key (`_computed_once`): how long a claim lasts if its holder
+# dies, how long the others wait for it, and how often they look.
+CLAIM_SECONDS = 120
+WAIT_SECONDS = 60.0
+POLL_SECONDS = 0.1
 
 # How the consensus is reached and what a campaign filter changes: the manifests' wording.
 CONSENSUS_RULE = (
@@ -97,20 +103,58 @@ class ConsensusTable:
 def campaign_consensus(*, campaign: int) -> ConsensusTable:
     """The consensus of every attempt the campaign's labels reviewed, from those labels alone.
 
-    Cached under the campaign and `data_fingerprint()`, the stamp that also tells `labels_stale`
-    the stored consensus is out of date: every submitted assignment changes it (labels lock on
-    submission, so that is every new label), as does a new attempt, grade or advantages row. So
-    paging through a campaign computes this once per data change. The stamp is read before the
-    labels: a label submitted meanwhile leaves this entry under the old stamp, never the new.
+    Cached under the campaign and `data_fingerprint()`, the data version that also tells
+    `labels_stale` the stored consensus is out of date: every writer of what the statistics read
+    moves it (a submitted review, an admin edit, an import). So paging through a campaign
+    computes this once per data change, and requests arriving together compute it once between
+    them (`_computed_once`). The stamp is read before the labels: a label submitted meanwhile
+    leaves this entry under the old stamp, never the new.
     """
-    key = f"analytics:campaign-consensus:{campaign}:{data_fingerprint()}"
-    table: ConsensusTable | None = cache.get(key, version=CACHE_VERSION)
-    if table is None:
+    key = cache_key(campaign)
+
+    def compute() -> ConsensusTable:
         # Labels only: the consensus reads no grades, λ rows, claim marks or sentinels.
         frame = load_frame(Filters(unit=UNIT_ATTEMPT, campaign=campaign), labels_only=True)
-        table = ConsensusTable.of(frame, consensus(frame))
-        cache.set(key, table, CACHE_SECONDS, version=CACHE_VERSION)
-    return table
+        return ConsensusTable.of(frame, consensus(frame))
+
+    return _computed_once(key, compute)
+
+
+def cache_key(campaign: int) -> str:
+    """The campaign's entry at the current data version (and `<key>:computing`, its claim)."""
+    return f"analytics:campaign-consensus:{campaign}:{data_fingerprint()}"
+
+
+def _computed_once(key: str, compute: Callable[[], ConsensusTable]) -> ConsensusTable:
+    """The cached table, or one computation of it however many requests ask at once.
+
+    The first to ask takes a short-lived claim (`cache.add`, atomic in Redis and in locmem) and
+    computes; the others wait for its entry instead of loading the same labels alongside it
+    (4 s a time at 80k attempts). A claim outlives no crash by more than `CLAIM_SECONDS`, and a
+    waiter gives up after `WAIT_SECONDS` and computes itself: waiting never fails a page.
+    """
+    table: ConsensusTable | None = cache.get(key, version=CACHE_VERSION)
+    if table is not None:
+        return table
+    claim = f"{key}:computing"
+    give_up = time.monotonic() + WAIT_SECONDS
+    while not (owned := cache.add(claim, 1, CLAIM_SECONDS, version=CACHE_VERSION)):
+        time.sleep(POLL_SECONDS)
+        table = cache.get(key, version=CACHE_VERSION)
+        if table is not None:
+            return table
+        if time.monotonic() > give_up:
+            break  # its holder is slow or gone: compute alongside, leave its claim alone
+    try:
+        # Another request may have stored it between our first look and the claim.
+        table = cache.get(key, version=CACHE_VERSION)
+        if table is None:
+            table = compute()
+            cache.set(key, table, CACHE_SECONDS, version=CACHE_VERSION)
+        return table
+    finally:
+        if owned:
+            cache.delete(claim, version=CACHE_VERSION)
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,14 @@ the campaign's sentinel reviews."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 from unittest import mock
 
 import numpy as np
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -97,3 +100,56 @@ def test_a_sentinel_review_in_the_campaign_does_not_vote():
     assert [len(rows[a.pk]["sentinel_tiers"]) for a in atts] == [1, 1, 1]
     table = consensus_module.campaign_consensus(campaign=second.pk)
     assert {c.n_reviews for c in table.rows([a.pk for a in atts]).values()} == {2}
+
+
+def _claimed(campaign: int) -> tuple[str, str]:
+    """The campaign's cache key and its claim, taken as a request computing it would."""
+    key = consensus_module.cache_key(campaign)
+    claim = f"{key}:computing"
+    assert cache.add(claim, 1, 60, version=consensus_module.CACHE_VERSION)
+    return key, claim
+
+
+def test_requests_arriving_together_compute_the_consensus_once():
+    _, second = two_campaigns()
+    expected = consensus_module.campaign_consensus(campaign=second.pk)
+    key = consensus_module.cache_key(second.pk)
+    cache.delete(key, version=consensus_module.CACHE_VERSION)
+    _, claim = _claimed(second.pk)  # another request is computing it
+
+    def the_other_request_finishes() -> None:
+        time.sleep(0.3)
+        cache.set(key, expected, 60, version=consensus_module.CACHE_VERSION)
+        cache.delete(claim, version=consensus_module.CACHE_VERSION)
+
+    other = threading.Thread(target=the_other_request_finishes)
+    with _counting_frames() as frames:
+        start = time.monotonic()
+        other.start()
+        got = consensus_module.campaign_consensus(campaign=second.pk)
+        waited = time.monotonic() - start
+    other.join()
+    assert frames.call_count == 0 and waited >= 0.25  # it waited for the other's table
+    ids = [int(a) for a in expected.attempt]
+    assert got.rows(ids) == expected.rows(ids) and len(ids) > 0
+
+
+def test_a_claim_whose_holder_died_is_waited_for_only_so_long(monkeypatch):
+    _, second = two_campaigns()
+    _, claim = _claimed(second.pk)  # its holder never finishes
+    monkeypatch.setattr(consensus_module, "WAIT_SECONDS", 0.3)
+    with _counting_frames() as frames:
+        start = time.monotonic()
+        table = consensus_module.campaign_consensus(campaign=second.pk)
+        waited = time.monotonic() - start
+    assert frames.call_count == 1 and waited >= 0.3 and table.attempt.size > 0
+    # The claim was not its own to release.
+    assert cache.get(claim, version=consensus_module.CACHE_VERSION) == 1
+
+
+def test_a_computation_releases_its_claim():
+    _, second = two_campaigns()
+    consensus_module.campaign_consensus(campaign=second.pk)
+    claim = f"{consensus_module.cache_key(second.pk)}:computing"
+    assert cache.get(claim, version=consensus_module.CACHE_VERSION) is None
+    assert cache.add(claim, 1, 60, version=consensus_module.CACHE_VERSION)

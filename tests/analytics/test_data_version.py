@@ -239,6 +239,7 @@ def test_the_version_is_one_query(django_assert_num_queries, db):
         data_fingerprint()
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_long_writer_does_not_make_others_wait_for_the_version():
     # An import holds its transaction while it reads; a grader run finishing meanwhile must
