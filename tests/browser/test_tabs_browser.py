@@ -137,6 +137,12 @@ def test_arrows_home_and_end_move_focus_and_the_candidate(
     page.keyboard.press("ArrowRight")
     _on(page, second)
     assert page.evaluate("() => window.location.hash") == f"#cand-{second}"
+    # The focus ring of the selected (accent-filled) tab is not the colour it rings.
+    ring, fill = page.evaluate(
+        "() => { const s = getComputedStyle(document.activeElement);"
+        " return [s.outlineColor, s.backgroundColor]; }"
+    )
+    assert ring != fill, ring
     page.screenshot(path=str(artifacts / "review-tabs-focused-1440.png"))
     # Roving tabindex: Tab leaves the bar into the panel, Shift+Tab comes back to the selected tab.
     page.keyboard.press("Tab")
