@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import User
 from django.http import HttpRequest
 
 from grading.admin.data_version import VersionedAdmin
@@ -99,3 +101,12 @@ class DisagreementAdmin(admin.ModelAdmin[Disagreement]):
         "resolved_by",
         "resolved_at",
     )
+
+
+class ReviewerUserAdmin(VersionedAdmin[User], UserAdmin):
+    """Django's user admin, moving the data version: deleting a user deletes their assignments,
+    labels and fix requests (CASCADE), which the statistics read."""
+
+
+admin.site.unregister(User)
+admin.site.register(User, ReviewerUserAdmin)

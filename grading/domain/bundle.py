@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import io
 import json
 from collections.abc import Iterator
@@ -285,7 +286,11 @@ class BundleReader:
         else:
             output = obj.get("test_output", "").encode("utf-8", "surrogatepass")
         # Kept, not refused: the attempt's label and patch are sound, and the output's start and
-        # end (where failures are) are what graders read; the marker says what was dropped.
+        # end (where failures are) are what graders read; the marker says what was dropped. The
+        # group's identity stays what was sent (`test_output_sha256`), whatever the limit.
+        sent = (
+            hashlib.sha256(output).hexdigest() if len(output) > self.max_test_output_bytes else None
+        )
         output = bounded(output, self.max_test_output_bytes)
         if not patch_bytes and float(obj["test_reward"]) > 0:
             # An attempt with no patch cannot be a passing candidate: there is nothing to review.
@@ -304,6 +309,7 @@ class BundleReader:
             test_reward=float(obj["test_reward"]),
             test_report=obj.get("test_report", {}),
             test_output=output,
+            test_output_sha256=sent,
             patch=self._patch(patch_bytes, line, f"{field}.patch") if patch_bytes else None,
             trajectory=trajectory,
             num_turns=obj.get("num_turns"),

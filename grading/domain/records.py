@@ -92,6 +92,9 @@ class AttemptRecord:
     # Test output kept in a file (a run folder's test_output.txt) is read when the group is
     # written, not held in memory for the whole import, and bounded (`test_outputs`).
     test_output_file: TestOutputFile | None = None
+    # The SHA-256 of inline output as it was sent, when `test_output` holds it cut (`bounded`):
+    # identity is what was sent, as with a file (`TestOutputFile.digest`).
+    test_output_sha256: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -103,9 +106,9 @@ class AttemptRecord:
         return self.test_output_file.read() if self.test_output_file else self.test_output
 
     def test_output_digest(self) -> str:
-        if self.test_output_file is None:
-            return hashlib.sha256(self.test_output).hexdigest()
-        return self.test_output_file.digest()
+        if self.test_output_file is not None:
+            return self.test_output_file.digest()
+        return self.test_output_sha256 or hashlib.sha256(self.test_output).hexdigest()
 
 
 @dataclass

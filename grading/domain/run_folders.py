@@ -114,6 +114,10 @@ def _metadata_name(path: Path) -> str | None:
     except RecursionError as exc:
         # Block collections nest without brackets ("- - - x"): the composer recurses.
         raise _problem(path, None, "", "not valid YAML: nested too deep") from exc
+    except ValueError as exc:
+        # Scalars the safe constructor cannot build: `2024-02-30`, an integer of over 4,300
+        # digits.
+        raise _problem(path, None, "", f"not valid YAML: {exc}") from exc
     if loaded is None:
         return None
     if not isinstance(loaded, dict):

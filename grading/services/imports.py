@@ -199,8 +199,6 @@ def groups_import(  # noqa: C901
     # mistake, not a re-import (it was counted twice, or called an existing group).
     seen: dict[tuple[str, int, str], int | None] = {}
     with transaction.atomic():
-        # Once for the whole import (a rolled-back one moves nothing).
-        data_changed()
         for item in records:
             if on_group:
                 on_group(item)
@@ -257,6 +255,10 @@ def groups_import(  # noqa: C901
             report.attempts_created = 0
             report.results.clear()
             transaction.set_rollback(True)
+        elif any(r.outcome != "unchanged" for r in report.results):
+            # Once for the whole import, and only when it wrote something: a retried step whose
+            # groups are all unchanged leaves every cached statistic valid.
+            data_changed()
     event = {
         "event": "import.failed" if report.rolled_back else "import.done",
         "groups": len(report.results),

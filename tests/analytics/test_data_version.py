@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 import threading
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from django.apps import apps
 from django.contrib import admin
 from django.contrib.auth import get_user_model
-from django.db import connection, connections, transaction
+from django.db import connection, connections, models, transaction
 from django.forms import MultiWidget
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
@@ -24,6 +25,8 @@ from grading.admin.data_version import VersionedAdmin
 from grading.models import Attempt, DataVersion, GraderConfig, Group
 from grading.services.data_version import data_changed
 from grading.services.demo import sample_load
+from grading.services.imports import groups_import
+from grading.services.sources import bundle_records
 from review.analytics import consensus as consensus_module
 from review.analytics.filters import Filters, SnapshotParams
 from review.analytics.frame import load_frame
@@ -38,6 +41,8 @@ from review.services.reviewing import review_submit
 from tests.analytics.conftest import run_worker
 from tests.analytics.factories import grade_group, make_study, review_group, two_campaigns
 from tests.factories import UserFactory
+from tests.importers.helpers import group as bundle_group
+from tests.importers.helpers import jsonl
 from tests.review.blind import grader_claims_for
 from tests.review.helpers import complete_labels
 
@@ -191,6 +196,39 @@ def test_it_sees_labels_deleted_from_the_admin_list(
     assert data_fingerprint() != before
 
 
+def test_it_sees_a_reviewer_deleted_in_the_user_admin(
+    admin_client, enqueued, django_capture_on_commit_callbacks
+):
+    # Deleting a user deletes their assignments and labels (CASCADE) from Django's own admin.
+    study = _study()
+    _dashboard_computed(enqueued)
+    labels = Label.objects.count()
+    before = data_fingerprint()
+    gone = study.reviewers[1]
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            reverse("admin:auth_user_delete", args=[gone.pk]), {"post": "yes"}
+        )
+    assert response.status_code == 302
+    assert Label.objects.count() < labels
+    assert data_fingerprint() != before
+    assert not snapshot_for_page(params=DASHBOARD).fresh
+
+
+def test_an_import_that_writes_nothing_leaves_the_version(db, django_capture_on_commit_callbacks):
+    # A training loop retrying a step sends the same groups again: every cache stays valid.
+    data = jsonl(bundle_group())
+    with django_capture_on_commit_callbacks(execute=True):
+        groups_import(records=bundle_records(stream=BytesIO(data), source="b", base_dir=None)[1])
+    written = data_fingerprint()
+    with django_capture_on_commit_callbacks(execute=True):
+        again = groups_import(
+            records=bundle_records(stream=BytesIO(data), source="b", base_dir=None)[1]
+        )
+    assert again.count("unchanged") == 1
+    assert data_fingerprint() == written
+
+
 def test_it_sees_a_claim_mark_changed(enqueued, db, django_capture_on_commit_callbacks):
     sample_load()
     group = Group.objects.get(external_id="sample-humanize-lite-1024")
@@ -307,6 +345,17 @@ def test_the_statistics_read_nothing_but_the_versioned_models(db):
     assert models <= STATS_MODELS, sorted(m.__name__ for m in models - STATS_MODELS)
 
 
+def _cascades_to(model: Any, seen: set[Any] | None = None) -> list[Any]:
+    """The models a deletion of `model` deletes with it (CASCADE, followed all the way)."""
+    seen = set() if seen is None else seen
+    out = []
+    for rel in model._meta.related_objects:
+        if rel.on_delete is models.CASCADE and rel.related_model not in seen:
+            seen.add(rel.related_model)
+            out += [rel.related_model, *_cascades_to(rel.related_model, seen)]
+    return out
+
+
 def test_every_admin_that_can_write_a_versioned_model_moves_the_version(db):
     request = RequestFactory().get("/")
     request.user = get_user_model().objects.create_superuser("root", password=None)
@@ -326,6 +375,8 @@ def test_every_admin_that_can_write_a_versioned_model_moves_the_version(db):
             or i.has_change_permission(request)
             or i.has_delete_permission(request)
         ]
+        if model_admin.has_delete_permission(request):
+            writes += _cascades_to(model)  # deleting it deletes these too
         writes = [m for m in (model, *writes) if m in STATS_MODELS]
         if writes and not isinstance(model_admin, VersionedAdmin):
             missing.append(f"{type(model_admin).__name__} ({model.__name__})")

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 from django.core.management.base import CommandError
 
 from grading.domain.run_folders import MAX_METADATA_BYTES
+from grading.domain.test_outputs import bounded
 from grading.models import Attempt, Group, Task
 from tests.importers.helpers import attempt, group, jsonl
 from tests.importers.swebench_files import by_system, load_rows, write_run_folder, write_tasks
@@ -105,26 +105,30 @@ def test_a_test_output_over_the_limit_keeps_its_start_and_end_and_says_so(
     assert Attempt.objects.count() == len(entries)
 
 
-def test_raising_the_limit_and_importing_again_replaces_the_cut_copy(
+def test_the_limit_is_storage_not_identity_so_importing_again_is_unchanged(
     shared_data, tmp_path, settings
 ):
+    """The file the harness wrote is the attempt's identity; the limit only says how much of it
+    is stored. So the same folder imported again, under any limit, is unchanged: an import of
+    many groups never fails over one output stored whole before or cut under another limit."""
     args, folder, entries = one_system(shared_data, tmp_path)
     output = folder / "logs" / entries[0][0]["instance_id"] / "test_output.txt"
     data = long_test_output(output.read_text(), 256 * KIB)
     output.write_bytes(data)
-    settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 16 * KIB
-    run_import(*args)
-    assert len(output_of(entries[0])) < 17 * KIB
-
-    # What would be stored differs from the cut copy: the group is no longer "unchanged".
     settings.GAGAR_MAX_TEST_OUTPUT_BYTES = len(data)
-    err = StringIO()
-    with pytest.raises(CommandError):
-        run_import(*args, err=err)
-    assert "already exists with different content" in err.getvalue()
-    out = run_import(*args, "--replace")
-    assert "1 replaced" in out and "GAGAR_MAX_TEST_OUTPUT_BYTES" not in out
-    assert output_of(entries[0]) == data
+    run_import(*args)
+    assert output_of(entries[0]) == data  # stored whole (as every output was before the limit)
+
+    settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 16 * KIB
+    out = run_import(*args)
+    assert f"{len(entries)} unchanged" in out
+    assert output_of(entries[0]) == data  # the whole copy is kept
+    # A new group cut under the smaller limit stays cut when the limit is raised again.
+    output.write_bytes(data + b"one more line\n")
+    run_import(*args, "--replace")
+    assert MARKER.search(output_of(entries[0])) is not None
+    settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 2 * len(data)
+    assert f"{len(entries)} unchanged" in run_import(*args)
 
 
 def test_a_huge_test_output_is_never_read_whole(shared_data, tmp_path, settings):
@@ -214,6 +218,10 @@ HOSTILE = {
         b"SWE-agent\n",
         ":1: expected a mapping (info: {name: \u2026}), not a string",
     ),
+    "a date that is no date": (
+        (HEAD + "date: 2024-02-30\n").encode(),
+        ": not valid YAML: day is out of range for month",
+    ),
     "not UTF-8 on line 3": (
         HEAD.encode().replace(b"example", b"caf\xe9"),
         ":3: not UTF-8 text: 'utf-8' codec can't decode byte 0xe9",
@@ -283,3 +291,20 @@ def test_a_bundles_inline_test_output_over_the_limit_is_cut_as_a_file_is(field, 
     assert int(marker.group(3).replace(b",", b"")) == limit
     assert b"FAILED tests/test_loop.py::test_loop_terminates" in tail
     assert len(head) + len(tail) <= limit
+
+
+def test_an_inline_output_cut_or_not_is_the_same_group_under_any_limit(settings):
+    data = long_test_output("+ pytest -rA tests\n", 64 * 1024)
+    bundle = jsonl(group(attempts=[{**attempt("a1"), "test_output": data.decode()}]))
+    settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 8 * 1024
+    run_bundle(bundle)
+    settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 1024 * 1024
+    assert run_bundle(bundle).count("unchanged") == 1
+
+
+@pytest.mark.parametrize("limit", range(9990, 10010))
+def test_a_cut_without_a_line_break_near_never_splits_a_character(limit):
+    data = ("é" * 20000 + "€𝄞" * 3000).encode()  # 2-, 3- and 4-byte characters, no line break
+    kept = bounded(data, limit)
+    kept.decode("utf-8")  # strict: a split character raises
+    assert len(kept) < limit + 300
