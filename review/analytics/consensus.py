@@ -29,8 +29,9 @@ CACHE_SECONDS = 60 * 60
 # Bumped when `ConsensusTable` changes shape, so no process unpickles an older layout.
 CACHE_VERSION = 1
 # One computation at a time per key (`_computed_once`): how long a claim lasts if its holder
-# dies, how long the others wait for it, and how often they look.
-CLAIM_SECONDS = 120
+# dies (a waiter then takes it over; 80k attempts compute in about 4 s, so a live holder is
+# done long before), how long the others wait for a slow one, and how often they look.
+CLAIM_SECONDS = 30
 WAIT_SECONDS = 60.0
 POLL_SECONDS = 0.1
 
@@ -130,8 +131,9 @@ def _computed_once(key: str, compute: Callable[[], ConsensusTable]) -> Consensus
 
     The first to ask takes a short-lived claim (`cache.add`, atomic in Redis and in locmem) and
     computes; the others wait for its entry instead of loading the same labels alongside it
-    (4 s a time at 80k attempts). A claim outlives no crash by more than `CLAIM_SECONDS`, and a
-    waiter gives up after `WAIT_SECONDS` and computes itself: waiting never fails a page.
+    (4 s a time at 80k attempts). A claim outlives its holder's crash by `CLAIM_SECONDS` at most
+    (then a waiter takes it over), and a waiter gives up on a slow holder after `WAIT_SECONDS`
+    and computes alongside: waiting never fails a page.
     """
     table: ConsensusTable | None = cache.get(key, version=CACHE_VERSION)
     if table is not None:

@@ -153,3 +153,15 @@ def test_a_computation_releases_its_claim():
     claim = f"{consensus_module.cache_key(second.pk)}:computing"
     assert cache.get(claim, version=consensus_module.CACHE_VERSION) is None
     assert cache.add(claim, 1, 60, version=consensus_module.CACHE_VERSION)
+
+
+def test_a_claim_that_expires_is_taken_over_before_the_wait_ends():
+    _, second = two_campaigns()
+    claim = f"{consensus_module.cache_key(second.pk)}:computing"
+    assert cache.add(claim, 1, 1, version=consensus_module.CACHE_VERSION)  # its holder died
+    with _counting_frames() as frames:
+        start = time.monotonic()
+        consensus_module.campaign_consensus(campaign=second.pk)
+        waited = time.monotonic() - start
+    assert frames.call_count == 1 and 0.5 < waited < consensus_module.WAIT_SECONDS / 2
+    assert cache.get(claim, version=consensus_module.CACHE_VERSION) is None  # taken, released
