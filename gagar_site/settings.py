@@ -339,9 +339,9 @@ GAGAR_MAX_LINE_BYTES = env_int("GAGAR_MAX_LINE_BYTES", 64 * 1024 * 1024)
 # whole (about three times its size in memory at the peak); over this it is refused unread
 # (JSON Lines has no such limit, only the line's).
 GAGAR_MAX_DOCUMENT_BYTES = env_int("GAGAR_MAX_DOCUMENT_BYTES", 256 * 1024 * 1024)
-# A run folder's test_output.txt over this is kept as its start and end (the last three quarters
-# of the budget: failures and pytest's summary come last) with a line saying how many bytes
-# were dropped, and the import says so; only the kept parts are read.
+# Test output over this (a run folder's test_output.txt, a bundle's test_output) is kept as its
+# start and end (the last three quarters of the budget: failures and pytest's summary come
+# last) with a line saying how many bytes were dropped; a file's import says so in a note.
 GAGAR_MAX_TEST_OUTPUT_BYTES = env_int("GAGAR_MAX_TEST_OUTPUT_BYTES", 16 * 1024 * 1024)
 if GAGAR_MAX_TEST_OUTPUT_BYTES < 1:
     raise ImproperlyConfiguredEnv(

@@ -1,4 +1,4 @@
-"""A tests' output kept in a file beside its report (`logs/<id>/test_output.txt`), read bounded.
+"""Test output, bounded: a file beside its report (`logs/<id>/test_output.txt`) or sent inline.
 
 The harness writes whatever the tests print: usually kilobytes, but a test stuck in a loop that
 logs writes gigabytes. Such a file is not refused, since the attempt's label and patch are
@@ -15,6 +15,7 @@ the limit whatever the file's size.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +46,7 @@ class TestOutputFile:
         head, tail, size = self._parts()
         if size <= self.limit:
             return head
-        return head + _marker(size, len(head), len(tail), self.limit, "the file") + tail
+        return head + _marker(size, len(head), len(tail), self.limit) + tail
 
     def digest(self) -> str:
         """The SHA-256 of the whole file, streamed, whatever the limit: what the harness wrote
@@ -76,24 +77,33 @@ class TestOutputFile:
         with self.path.open("rb") as handle:
             if size <= self.limit:
                 return handle.read(self.limit), b"", size
-            head = _head(handle.read(self.limit // 4))
-            budget = self.limit - len(head)
-            handle.seek(size - budget)
-            return head, _tail(handle.read(budget)), size
+
+            def read_at(offset: int, n: int) -> bytes:
+                handle.seek(offset)
+                return handle.read(n)
+
+            return *_kept(size, self.limit, read_at), size
 
 
 def bounded(data: bytes, limit: int) -> bytes:
     """Test output sent inline (a bundle's `test_output`), cut as a file over `limit` is."""
     if len(data) <= limit:
         return data
-    head = _head(data[: limit // 4])
-    tail = _tail(data[len(data) - (limit - len(head)) :])
-    return head + _marker(len(data), len(head), len(tail), limit, "the output") + tail
+    head, tail = _kept(len(data), limit, lambda offset, n: data[offset : offset + n])
+    return head + _marker(len(data), len(head), len(tail), limit) + tail
 
 
-def _marker(size: int, head: int, tail: int, limit: int, what: str) -> bytes:
+def _kept(size: int, limit: int, read_at: Callable[[int, int], bytes]) -> tuple[bytes, bytes]:
+    """The start and end kept of an output of `size` bytes over `limit`, read with
+    `read_at(offset, n)`: a quarter of the budget to the start, the rest to the end."""
+    head = _head(read_at(0, limit // 4))
+    budget = limit - len(head)
+    return head, _tail(read_at(size - budget, budget))
+
+
+def _marker(size: int, head: int, tail: int, limit: int) -> bytes:
     return (
-        f"\n[… {size - head - tail:,} bytes of test output dropped here: {what} is {size:,} "
+        f"\n[… {size - head - tail:,} bytes of test output dropped here: the output is {size:,} "
         f"bytes, over the {limit:,} bytes {SETTING} keeps (its start and end are kept) …]\n"
     ).encode()
 

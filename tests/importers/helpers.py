@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 PATCH = (
@@ -71,3 +75,20 @@ def group(
 
 def jsonl(*groups: dict[str, Any]) -> bytes:
     return b"".join(json.dumps(g).encode() + b"\n" for g in groups)
+
+
+@dataclass
+class Traced:
+    peak: int = 0  # bytes, once the block has ended
+
+
+@contextmanager
+def traced_memory() -> Iterator[Traced]:
+    """The peak of Python allocations made inside the block (`tracemalloc`)."""
+    traced = Traced()
+    tracemalloc.start()
+    try:
+        yield traced
+        traced.peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

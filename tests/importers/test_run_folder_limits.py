@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from django.core.management.base import CommandError
 from grading.domain.run_folders import MAX_METADATA_BYTES
 from grading.domain.test_outputs import bounded
 from grading.models import Attempt, Group, Task
-from tests.importers.helpers import attempt, group, jsonl
+from tests.importers.helpers import attempt, group, jsonl, traced_memory
 from tests.importers.swebench_files import by_system, load_rows, write_run_folder, write_tasks
 from tests.importers.test_bundle_import import run_import as run_bundle
 from tests.importers.test_run_folders import run_import
@@ -30,7 +29,7 @@ pytestmark = pytest.mark.django_db
 KIB = 1024
 MIB = 1024 * KIB
 MARKER = re.compile(
-    rb"\n\[\xe2\x80\xa6 ([\d,]+) bytes of test output dropped here: (?:the file|the output) is "
+    rb"\n\[\xe2\x80\xa6 ([\d,]+) bytes of test output dropped here: the output is "
     rb"([\d,]+) bytes, "
     rb"over the ([\d,]+) bytes GAGAR_MAX_TEST_OUTPUT_BYTES keeps \(its start and end are kept\) "
     rb"\xe2\x80\xa6\]\n"
@@ -143,17 +142,13 @@ def test_a_huge_test_output_is_never_read_whole(shared_data, tmp_path, settings)
         handle.seek(size - len(last))
         handle.write(last)
     settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 1 * MIB
-    tracemalloc.start()
-    try:
+    with traced_memory() as traced:
         out = run_import(*args)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
     stored = output_of(entries[0])
     assert stored.startswith(header) and stored.endswith(last)
     assert f"the test output is {size:,} bytes" in out
     # The kept megabyte, its compressed copy and the import's own objects; not 256 MiB.
-    assert peak < 16 * MIB, peak
+    assert traced.peak < 16 * MIB, traced.peak
 
 
 def test_the_limit_must_be_positive(tmp_path):
@@ -238,17 +233,12 @@ def test_a_hostile_metadata_file_is_refused_naming_it_and_nothing_is_written(
     meta = folder / "metadata.yaml"
     meta.write_bytes(content)
     started = time.monotonic()
-    tracemalloc.start()
-    try:
-        with pytest.raises(CommandError) as refused:
-            run_import(*args)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    with traced_memory() as traced, pytest.raises(CommandError) as refused:
+        run_import(*args)
     assert str(refused.value).startswith(f"{meta}{says}"), str(refused.value)
     assert str(refused.value).endswith("; nothing was written")
     assert Group.objects.count() == Task.objects.count() == Attempt.objects.count() == 0
-    assert peak < 8 * MIB and time.monotonic() - started < 10, (peak, case)
+    assert traced.peak < 8 * MIB and time.monotonic() - started < 10, (traced.peak, case)
 
 
 def test_a_huge_metadata_file_is_refused_unread(shared_data, tmp_path):
@@ -257,19 +247,14 @@ def test_a_huge_metadata_file_is_refused_unread(shared_data, tmp_path):
     size = 64 * MIB
     with meta.open("r+b") as handle:  # sparse: the padding is not on disk
         handle.truncate(size)
-    tracemalloc.start()
-    try:
-        with pytest.raises(CommandError) as refused:
-            run_import(*args)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    with traced_memory() as traced, pytest.raises(CommandError) as refused:
+        run_import(*args)
     assert str(refused.value).startswith(
         f"{meta}: {size:,} bytes, over the {MAX_METADATA_BYTES:,} a metadata file may hold"
     )
     assert "it was not read" in str(refused.value)
     assert Group.objects.count() == 0
-    assert peak < 4 * MIB, peak
+    assert traced.peak < 4 * MIB, traced.peak
 
 
 @pytest.mark.parametrize("field", ["test_output", "test_output_base64"])
