@@ -61,13 +61,14 @@ class TestOutputFile:
         return digest.hexdigest()
 
     def note(self) -> str:
-        """What the import report says of a file that was cut."""
+        """What the import report says of a file over the limit. Said of the file, not of this
+        import's write: a group imported before and unchanged keeps the copy it has."""
         head, tail, size = self._parts()
         return (
             f"the test output is {size:,} bytes, over the {self.limit:,} bytes {SETTING} "
-            f"keeps: stored its first {len(head):,} and last {len(tail):,} bytes, with a "
-            f"marker line where {size - len(head) - len(tail):,} bytes were dropped; raise "
-            f"{SETTING} to keep it whole"
+            f"keeps: a group written from it keeps its first {len(head):,} and last "
+            f"{len(tail):,} bytes, with a marker line where {size - len(head) - len(tail):,} "
+            f"bytes were dropped; raise {SETTING} to keep it whole"
         )
 
     def _parts(self) -> tuple[bytes, bytes, int]:

@@ -96,9 +96,9 @@ def test_a_test_output_over_the_limit_keeps_its_start_and_end_and_says_so(
     # The import report names the file, its size, what was kept and the setting.
     assert (
         f"note: {first}: the test output is {len(data):,} bytes, over the {limit:,} bytes "
-        f"GAGAR_MAX_TEST_OUTPUT_BYTES keeps: stored its first {len(head):,} and last "
-        f"{len(tail):,} bytes, with a marker line where {dropped:,} bytes were dropped; raise "
-        "GAGAR_MAX_TEST_OUTPUT_BYTES to keep it whole"
+        f"GAGAR_MAX_TEST_OUTPUT_BYTES keeps: a group written from it keeps its first "
+        f"{len(head):,} and last {len(tail):,} bytes, with a marker line where {dropped:,} bytes "
+        "were dropped; raise GAGAR_MAX_TEST_OUTPUT_BYTES to keep it whole"
     ) in out
     assert str(second) not in out
     assert Attempt.objects.count() == len(entries)
