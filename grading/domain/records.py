@@ -17,6 +17,7 @@ from typing import Any
 
 from grading.domain.patches import PatchStats
 from grading.domain.test_outputs import KeptOutput, TestOutputFile
+from grading.domain.wording import shown
 
 # PatchFile.source_path / target_path are 1,024-character columns.
 MAX_PATH_CHARS = 1024
@@ -232,7 +233,7 @@ def find_nul(value: object, path: str) -> str | None:
     if isinstance(value, dict):
         for key, item in value.items():
             if "\x00" in str(key):
-                return f"{path}.{key!r}"
+                return f"{path}.{shown(key)}"
             found = find_nul(item, f"{path}.{key}")
             if found:
                 return found
@@ -250,7 +251,7 @@ def patch_names_problem(stats: PatchStats) -> str | None:
     for f in stats.files:
         for name in (f.source_path, f.target_path):
             if "\x00" in name:
-                return f"file name {name!r} contains a NUL character"
+                return f"file name {shown(name)} contains a NUL character"
             if len(name) > MAX_PATH_CHARS:
                 return f"file name longer than {MAX_PATH_CHARS} characters"
     return None

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from grading.domain.records import ImportNote, ImportProblem, ImportProblemError
+from grading.domain.wording import shown
 
 PREDICTIONS = ("all_preds.jsonl", "preds.json")
 RUN_REPORTS = ("results/results.json", "results.json", "result.json")
@@ -206,6 +207,6 @@ def read_run_folders(paths: list[Path]) -> list[RunFolder]:
     for f in out:
         if again[f.label] > 1:
             raise _problem(
-                f.path, None, "", f"two run folders are both named {f.label!r}: rename one"
+                f.path, None, "", f"two run folders are both named {shown(f.label)}: rename one"
             )
     return out

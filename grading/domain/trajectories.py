@@ -20,6 +20,8 @@ from typing import Any
 
 import ijson
 
+from grading.domain.wording import shown
+
 from .trajectory_formats import chat, moatless, openhands, swe_agent
 from .trajectory_formats._common import iter_values, json_error, open_json
 from .trajectory_formats.model import (
@@ -220,7 +222,7 @@ def _coerce(fmt: TrajectoryFormat | str) -> TrajectoryFormat:
     try:
         return TrajectoryFormat(fmt)
     except ValueError:
-        raise TrajectoryFormatError(f"unknown trajectory format: {fmt!r}") from None
+        raise TrajectoryFormatError(f"unknown trajectory format: {shown(fmt)}") from None
 
 
 def _coerce_found(found: TrajectoryFormat | None) -> TrajectoryFormat:

@@ -43,7 +43,7 @@ from grading.domain.records import (
 from grading.domain.repos import NO_FOLDERS
 from grading.domain.test_outputs import SETTING as TEST_OUTPUT_SETTING
 from grading.domain.test_outputs import KeptOutput
-from grading.domain.wording import plural
+from grading.domain.wording import plural, shown
 from grading.models import Attempt, Group, Patch, PatchFile, Run, Step, Task
 from grading.services.data_version import data_changed
 from grading.services.repo_sources import task_source_check
@@ -302,7 +302,8 @@ def _second_group(record: GroupRecord, first: int | None) -> ImportProblem:
         record.source,
         record.line,
         "$.task.id" if record.task is not None else "$.task_id",
-        f"task {record.task_id!r} in {record.run!r} step {record.step} has a group {where} "
+        f"task {shown(record.task_id)} in {shown(record.run)} step {record.step} has a "
+        f"group {where} "
         "already: one group per task and step",
     )
 
@@ -339,7 +340,8 @@ def group_write(
             return result, 0
         if not replace:
             raise _Conflict(
-                f"group for task {task.external_id!r} in {run.name!r} step {step.number} already "
+                f"group for task {shown(task.external_id)} in {shown(run.name)} step "
+                f"{step.number} already "
                 f"exists with different content ({_REPLACE_HINT})"
             )
         existing.delete()
@@ -348,8 +350,8 @@ def group_write(
         clash = Group.objects.filter(external_id=record.external_id).first()
         if clash is not None:
             raise _Conflict(
-                f"group_id {record.external_id!r} already names the group of task "
-                f"{clash.task.external_id!r} in step {clash.step_id}"
+                f"group_id {shown(record.external_id)} already names the group of task "
+                f"{shown(clash.task.external_id)} in step {clash.step_id}"
             )
     with _writing("$"):
         group = Group.objects.create(
@@ -410,8 +412,9 @@ def _completed_note(
     return ImportNote(
         source,
         line,
-        f"the test output of attempt {spec.external_id!r} (task {record.task_id!r}, "
-        f"{record.run!r} step {record.step}), stored cut ({was_dropped:,} bytes dropped), {done}: "
+        f"the test output of attempt {shown(spec.external_id)} (task {shown(record.task_id)}, "
+        f"{shown(record.run)} step {record.step}), stored cut ({was_dropped:,} bytes "
+        f"dropped), {done}: "
         "rewritten in place from this import, the group, its reviews and grades kept",
     )
 
@@ -441,7 +444,7 @@ def _task_for(record: GroupRecord, *, replace: bool) -> Task:
         if existing is None:
             raise ImportProblemError(
                 ImportProblem(
-                    record.source, record.line, "$.task_id", f"unknown task {record.task_id!r}"
+                    record.source, record.line, "$.task_id", f"unknown task {shown(record.task_id)}"
                 )
             )
         return existing
@@ -457,7 +460,8 @@ def _task_for(record: GroupRecord, *, replace: bool) -> Task:
             return existing
         if not replace:
             raise _Conflict(
-                f"task {spec.external_id!r} already exists with different content ({_REPLACE_HINT})"
+                f"task {shown(spec.external_id)} already exists with different content "
+                f"({_REPLACE_HINT})"
             )
     values = _task_values(spec)
     if existing is not None:
@@ -570,7 +574,7 @@ def _attempt_refused(rows: list[Attempt], record: GroupRecord) -> None:
             with _writing(f"$.attempts[{index}]"), transaction.atomic():
                 row.save(force_insert=True)
         except _DatabaseRefused as exc:
-            exc.message = f"attempt {spec.external_id!r}: {exc.message}"
+            exc.message = f"attempt {shown(spec.external_id)}: {exc.message}"
             raise
 
 

@@ -25,7 +25,7 @@ from django.utils import timezone
 from grading.domain.candidates import distinct_patches
 from grading.domain.records import ImportProblem
 from grading.domain.reviews_file import TaskReview, as_json, read_reviews, review_notes
-from grading.domain.wording import plural
+from grading.domain.wording import plural, shown
 from grading.models import Attempt, Group, Task
 from grading.services.data_version import data_changed
 from grading.services.sources import json_reader
@@ -53,7 +53,8 @@ class ReviewImportReport:
                 "--partial imports the valid lines, if any)"
             )
         head = (
-            f"campaign {self.campaign!r} (imported): {plural(self.created, 'review')} created, "
+            f"campaign {shown(self.campaign)} (imported): "
+            f"{plural(self.created, 'review')} created, "
             f"{self.unchanged} unchanged, {self.replaced} replaced, "
             f"{plural(self.labels, 'label')} written"
         )
@@ -110,7 +111,8 @@ def _campaign(name: str, now: datetime) -> Campaign:
                 "",
                 None,
                 "--campaign",
-                f"campaign {name!r} exists and holds reviews made here; import into a new name",
+                f"campaign {shown(name)} exists and holds reviews made here; import into "
+                "a new name",
             )
         )
     return campaign
@@ -119,7 +121,9 @@ def _campaign(name: str, now: datetime) -> Campaign:
 def _group(review: TaskReview, run: str | None, step: int | None) -> Group:
     if not Task.objects.filter(external_id=review.instance_id).exists():
         raise _LineProblem(
-            review.problem("$.instance_id", f"no task {review.instance_id!r}: import its run first")
+            review.problem(
+                "$.instance_id", f"no task {shown(review.instance_id)}: import its run first"
+            )
         )
     groups = Group.objects.filter(task__external_id=review.instance_id).select_related("step__run")
     if run is not None:
@@ -128,11 +132,12 @@ def _group(review: TaskReview, run: str | None, step: int | None) -> Group:
         groups = groups.filter(step__number=step)
     found = list(groups[:6])
     if not found:
-        where = [f"run {run!r}" if run else "", f"step {step}" if step is not None else ""]
+        where = [f"run {shown(run)}" if run else "", f"step {step}" if step is not None else ""]
         raise _LineProblem(
             review.problem(
                 "$.instance_id",
-                f"task {review.instance_id!r} has no group in {' '.join(w for w in where if w)}",
+                f"task {shown(review.instance_id)} has no group in "
+                f"{' '.join(w for w in where if w)}",
             )
         )
     if len(found) > 1:
@@ -140,7 +145,7 @@ def _group(review: TaskReview, run: str | None, step: int | None) -> Group:
         raise _LineProblem(
             review.problem(
                 "$.instance_id",
-                f"task {review.instance_id!r} has groups in several runs or steps ({names}): "
+                f"task {shown(review.instance_id)} has groups in several runs or steps ({names}): "
                 "choose one with --run / --step",
             )
         )
@@ -164,7 +169,7 @@ def _matched(review: TaskReview, group: Group) -> list[tuple[Attempt, int]]:
             why = (
                 "is the patch of an attempt that did not pass: only passing candidates are reviewed"
                 if c.patch_sha256 in other
-                else f"is not the SHA-256 of any patch in the group of {review.instance_id!r}"
+                else f"is not the SHA-256 of any patch in the group of {shown(review.instance_id)}"
             )
             raise _LineProblem(review.problem(f"{c.field}.patch_sha256", f"{c.patch_sha256} {why}"))
         out.append((attempt, index))
@@ -194,7 +199,7 @@ def _write(
                 review.problem(
                     "",
                     f"{reviewer.get_username()} already has a different review of "
-                    f"{review.instance_id!r} in this campaign (--replace to overwrite it)",
+                    f"{shown(review.instance_id)} in this campaign (--replace to overwrite it)",
                 )
             )
         existing.delete()

@@ -60,7 +60,7 @@ def assert_the_two_problems(problems: list[dict[str, Any]], source: str) -> None
     assert sorted(by_line) == [2, 3], problems
     turns, doomed = by_line[2], by_line[3]
     assert turns["field"] == "$.attempts[1]"
-    assert turns["message"].startswith("attempt 'a2': the database refused a value: ")
+    assert turns["message"].startswith('attempt "a2": the database refused a value: ')
     assert "smallint out of range" in turns["message"]
     assert doomed["field"] == "$.task"
     assert "the database reports a conflict" in doomed["message"]
@@ -90,7 +90,7 @@ def test_the_import_command_reports_each_refused_group_and_imports_the_rest(
         "import", "bundle", str(path), "--partial", "--no-progress", stdout=out, stderr=err
     )
     said = err.getvalue()
-    assert f"{path}:2: $.attempts[1]: attempt 'a2': the database refused a value" in said
+    assert f'{path}:2: $.attempts[1]: attempt "a2": the database refused a value' in said
     assert f"{path}:3: $.task: the database reports a conflict" in said
     assert not any(word in said + out.getvalue() for word in SQL_WORDS), said
     assert "2 groups created" in out.getvalue() and "2 groups skipped" in out.getvalue()
@@ -108,7 +108,7 @@ def test_without_partial_the_command_writes_nothing_and_fails(
             "import", "bundle", str(path), "--no-progress", stdout=io.StringIO(), stderr=err
         )
     # The first refusal stops the writing; it is named with its line and field.
-    assert f"{path}:2: $.attempts[1]: attempt 'a2'" in err.getvalue()
+    assert f'{path}:2: $.attempts[1]: attempt "a2"' in err.getvalue()
     assert Group.objects.count() == Task.objects.count() == Attempt.objects.count() == 0
 
 

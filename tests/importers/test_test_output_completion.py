@@ -6,6 +6,7 @@ Under the same or a smaller limit nothing is rewritten and the data version stay
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,7 @@ def test_a_reviewed_groups_cut_output_is_stored_whole_when_imported_again_under_
     # The summary counts the group as completed, and a note names the attempt and the file.
     assert "0 groups created, 0 unchanged, 1 completed, 0 replaced, 0 attempts written" in out
     note = next(line for line in out.splitlines() if "stored whole" in line)
-    assert str(path) in note and repr(completed.external_id) in note
+    assert str(path) in note and json.dumps(completed.external_id) in note
     assert f"{dropped(cut.test_output()):,} bytes dropped" in note
     assert data_fingerprint() != before
 

@@ -9,6 +9,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Literal, cast, get_args
 
+from grading.domain.wording import shown
+
 type JsonValue = bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None
 
 EventKind = Literal["message", "thought", "action", "observation", "error"]
@@ -79,12 +81,12 @@ class TrajectoryEvent:
         kind = data.get("kind")
         if not isinstance(kind, str) or kind not in EVENT_KINDS:
             raise TrajectoryFormatError(
-                f"{path}.kind: expected one of {sorted(EVENT_KINDS)}, got {kind!r}"
+                f"{path}.kind: expected one of {sorted(EVENT_KINDS)}, got {shown(kind)}"
             )
         role = data.get("role")
         if role is not None and (not isinstance(role, str) or role not in ROLES):
             raise TrajectoryFormatError(
-                f"{path}.role: expected one of {sorted(ROLES)} or null, got {role!r}"
+                f"{path}.role: expected one of {sorted(ROLES)} or null, got {shown(role)}"
             )
         text = data.get("text", "")
         if not isinstance(text, str):
