@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from grading.domain.input_paths import file_problem
 from review.services.review_imports import ReviewImportFailedError, reviews_import
 
 
@@ -45,8 +46,9 @@ def add_review_arguments(parser: ArgumentParser) -> None:
 def handle_reviews(command: BaseCommand, options: dict[str, Any]) -> None:
     files: list[Path] = options["files"]
     for path in files:
-        if not path.is_file():
-            raise CommandError(f"{path}: no such file")
+        refusal = file_problem(path)
+        if refusal:
+            raise CommandError(refusal)
     if options["reviewer"] and len(options["reviewer"]) != len(files):
         raise CommandError("give one --reviewer per FILE (or none)")
     try:

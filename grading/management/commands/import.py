@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from grading.domain.input_paths import file_problem
 from grading.domain.jsonfiles import LENIENT_FLAG
 from grading.domain.records import ImportProblemError
 from grading.domain.run_folders import read_run_folders
@@ -149,8 +150,9 @@ class Command(BaseCommand):
 
     def _bundle(self, options: dict[str, Any]) -> ImportReport:
         path: Path = options["path"]
-        if not path.is_file():
-            raise CommandError(f"{path}: no such file")
+        problem = file_problem(path)
+        if problem:
+            raise CommandError(problem)
         size = path.stat().st_size
         with path.open("rb") as handle:
             reader, records = bundle_records(stream=handle, source=str(path), base_dir=path.parent)
