@@ -38,7 +38,9 @@ from grading.domain.records import (
 )
 from grading.domain.sidecar import file_sha256, stream_file_events
 from grading.domain.test_outputs import DEFAULT_MAX_TEST_OUTPUT_BYTES, bounded
+from grading.domain.text_bytes import HEAD_BYTES, binary_problem, stray_byte_field, utf8_message
 from grading.domain.trajectories import TrajectoryFormatError, events_from_object
+from grading.domain.wording import schema_message, shown
 
 SCHEMA_PATH = (
     Path(__file__).resolve().parents[2] / "docs" / "formats" / "gagar.group.v1.schema.json"
@@ -64,8 +66,8 @@ def _message(error: ValidationError) -> str:
         return "give patch or patch_base64 (and test_output or test_output_base64), not both"
     if error.validator == "oneOf" and not error.absolute_path:
         return "give either task (a task object) or task_id (an existing task), not both"
-    # jsonschema quotes the offending value; a 50 MB value must not become a 50 MB message, but
-    # what is wrong with it (the end of the message) must survive the cut.
+    # jsonschema quotes the offending value whole; a 50 MB value must not become a 50 MB
+    # message: `shown` cuts it, and says it as JSON (null, "text"), not as Python's repr.
     if error.validator == "maxItems" and isinstance(error.instance, list):
         # The list itself would be quoted whole: say how long it is and what the limit is.
         return (
@@ -74,10 +76,12 @@ def _message(error: ValidationError) -> str:
         )
     message = error.message
     quoted = repr(error.instance)
-    if len(message) > 300 and message.startswith(quoted):
-        message = quoted[:60] + "…" + message[len(quoted) :]
-    if error.validator == "maxLength":
-        message += f" (at most {error.validator_value} characters)"
+    if message.startswith(quoted):
+        # jsonschema quotes the offending value as Python would; say it as JSON, as sent.
+        message = shown(error.instance) + message[len(quoted) :]
+    message = schema_message(
+        str(error.validator), error.validator_value, error.instance, error.schema, message
+    )
     return message if len(message) <= 300 else message[:300] + "…"
 
 
@@ -109,6 +113,11 @@ class BundleReader:
         self.bytes_read = 0
 
     def __iter__(self) -> Iterator[GroupRecord | ImportProblem]:
+        binary = self._binary()
+        if binary:
+            # Said once: noise cut at its newline bytes is not hundreds of broken lines.
+            yield self._problem(None, "", binary)
+            return
         line_no = 0
         while True:
             raw, too_long = read_line(self.stream, self.max_line_bytes, first=line_no == 0)
@@ -136,6 +145,16 @@ class BundleReader:
             except ImportProblemError as exc:
                 yield exc.problem
 
+    def _binary(self) -> str | None:
+        """What the stream is when it is not text at all (compressed, binary), from its start;
+        the stream is left where it was."""
+        if not self.stream.seekable():
+            return None
+        at = self.stream.tell()
+        head = self.stream.read(HEAD_BYTES)
+        self.stream.seek(at)
+        return binary_problem(head)
+
     def _skip_rest_of_line(self) -> None:
         while True:
             chunk = self.stream.readline(1024 * 1024)
@@ -155,9 +174,8 @@ class BundleReader:
             # 38"), not at column 1 of the next line, which is what the decoder sees otherwise.
             text = raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as exc:
-            raise self._fail(
-                line, "", f"not UTF-8 (byte {exc.start}); send raw bytes as patch_base64"
-            ) from exc
+            field = stray_byte_field(raw)
+            raise self._fail(line, field or "", utf8_message(raw, exc, field, unit="line")) from exc
         try:
             obj = safe_json.decode(text)
         except json.JSONDecodeError as exc:
@@ -198,7 +216,8 @@ class BundleReader:
                 raise self._fail(
                     line,
                     f"{field}.id",
-                    f"duplicate attempt id {item['id']!r} (first at attempts[{seen[item['id']]}])",
+                    f"duplicate attempt id {shown(item['id'])} (first at "
+                    f"attempts[{seen[item['id']]}])",
                 )
             seen[item["id"]] = index
             attempts.append(self._attempt(item, line, field))
@@ -346,12 +365,14 @@ class BundleReader:
             raise self._fail(line, field, "sidecar files are not accepted here; inline the events")
         candidate = Path(relative)
         if candidate.is_absolute() or ".." in candidate.parts:
-            raise self._fail(line, field, f"{relative!r} must be a relative path inside the bundle")
+            raise self._fail(
+                line, field, f"{shown(relative)} must be a relative path inside the bundle"
+            )
         resolved = (self.base_dir / candidate).resolve()
         if not resolved.is_relative_to(self.base_dir):
-            raise self._fail(line, field, f"{relative!r} leaves the bundle's folder")
+            raise self._fail(line, field, f"{shown(relative)} leaves the bundle's folder")
         if not resolved.is_file():
-            raise self._fail(line, field, f"{relative!r} does not exist")
+            raise self._fail(line, field, f"{shown(relative)} does not exist")
         return resolved
 
 

@@ -8,6 +8,9 @@ predictions and task files are JSON Lines. The rule, decided on the first non-bl
 - it starts with `{` and is a complete JSON value by itself: JSON Lines (one row per line);
 - it starts with `{` and is not complete (a pretty-printed object opens there): one JSON
   document, one row, with the line of each top-level key kept for error messages;
+  A first line cut short (a minified report written while the disk filled: it stops inside a
+  string, a number or `true`) opens a value it does not close too: it is read so, and its
+  error says the text ends early;
 - anything else: neither, said so.
 
 Nothing is read into memory unbounded: a line whose text (without its line break or BOM) is over
@@ -33,6 +36,8 @@ from typing import IO, Any
 
 from grading.domain import safe_json
 from grading.domain.records import ImportNote, ImportProblem, ImportProblemError
+from grading.domain.text_bytes import HEAD_BYTES, binary_problem, stray_byte_field, utf8_message
+from grading.domain.wording import shown
 
 JSON_LINES = "JSON Lines"
 DOCUMENT = "one JSON document"
@@ -228,6 +233,10 @@ class JsonReader:
     def _rows(self, path: Path) -> Iterator[JsonRow]:
         source = str(path)
         with path.open("rb") as handle:
+            binary = binary_problem(handle.read(HEAD_BYTES))
+            if binary:
+                raise _problem(source, None, binary)
+            handle.seek(0)
             line_no = 0
             while True:
                 line_no += 1
@@ -258,7 +267,7 @@ class JsonReader:
             source,
             line_no,
             f"neither JSON Lines nor one JSON document: the first line starts with "
-            f"{head[:20].decode('utf-8', 'replace')!r}, not '{{' or '['",
+            f"{shown(head[:20].decode('utf-8', 'replace'))}, not {{ or [",
         )
 
     def _lines(self, path: Path, *, first: int = 1, whole: bool = True) -> Iterator[JsonRow]:
@@ -285,8 +294,14 @@ class JsonReader:
                 except UnicodeDecodeError as exc:
                     # The encoding, not the layout, is the problem: no "read as" reason here
                     # (line 1 undecodable is neither complete nor cut off).
-                    raise _problem(
-                        source, line_no, f"not UTF-8 text: {exc}; save the file as UTF-8"
+                    field = stray_byte_field(body)
+                    raise ImportProblemError(
+                        ImportProblem(
+                            source,
+                            line_no,
+                            field or "",
+                            utf8_message(body, exc, field, unit="line"),
+                        )
                     ) from exc
                 value = self._parse(text, source, why, line_offset=line_no - 1)
                 yield JsonRow(source, line_no, "$", value)
@@ -308,7 +323,9 @@ class JsonReader:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             line = data.count(b"\n", 0, exc.start) + 1
-            raise _problem(source, line, f"not UTF-8 text ({why}): {exc}") from exc
+            field = stray_byte_field(data.removeprefix(BOM))
+            message = utf8_message(data, exc, field, unit="file")
+            raise ImportProblemError(ImportProblem(source, line, field or "", message)) from exc
         try:
             start = _skip_ws(text, 0)
             items, end = _members(text, start)
@@ -360,8 +377,13 @@ class JsonReader:
         comma = _trailing_comma(text, exc.pos)
         if comma is None:
             line = _line_of(text, exc.pos) + line_offset
+            cut = (
+                "; the text ends before the value it opens does: is the file cut short?"
+                if _ends_early(text, exc)
+                else ""
+            )
             raise _problem(
-                source, line, f"not valid JSON ({why}): {safe_json.error_text(exc)}"
+                source, line, f"not valid JSON ({why}): {safe_json.error_text(exc)}{cut}"
             ) from exc
         comma_line = _line_of(text, comma) + line_offset
         if not self.lenient:
@@ -396,15 +418,29 @@ class JsonReader:
         return fixed
 
 
+_NUMBER_OR_LITERAL_START = re.compile(r"[-+.eE0-9]*|t(r(ue?)?)?|f(a(l(se?)?)?)?|n(u(ll?)?)?")
+
+
+def _ends_early(text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether the parse failed because the text ran out (a value still open where it ends: a
+    cut file), not on a wrong token before its end."""
+    rest = text[exc.pos :].rstrip()
+    return (
+        not rest
+        or exc.msg.startswith("Unterminated string")
+        or _NUMBER_OR_LITERAL_START.fullmatch(rest) is not None
+    )
+
+
 def _first_row(first_line: bytes) -> bool | None:
     """How a first line starting with `{` reads: True when it holds one whole JSON value (a JSON
-    Lines row), False when it breaks off before its end (still JSON Lines: a row broken in the
-    middle, or not UTF-8), None when a value is still open at its end (the start of an indented
-    document)."""
+    Lines row), False when it breaks off before its end (a wrong token: still JSON Lines, a row
+    broken in the middle, or not UTF-8), None when a value is still open at its end (the start
+    of an indented document, or a one-line document cut short)."""
     try:
         json.loads(first_line)
     except UnicodeDecodeError:
         return False
     except json.JSONDecodeError as exc:
-        return False if exc.pos < len(first_line.decode("utf-8", "replace").rstrip()) else None
+        return None if _ends_early(exc.doc, exc) else False
     return True

@@ -21,6 +21,7 @@ from typing import Any
 
 from grading.domain.jsonfiles import JsonReader, JsonRow
 from grading.domain.records import ImportProblem, ImportProblemError
+from grading.domain.wording import shown
 
 CRITERIA = (
     "approach_suitability",
@@ -177,7 +178,7 @@ def read_reviews(
                 problems.append(
                     review.problem(
                         "$.instance_id",
-                        f"task {review.instance_id!r} is reviewed twice in this file "
+                        f"task {shown(review.instance_id)} is reviewed twice in this file "
                         f"(also line {seen[review.instance_id]})",
                     )
                 )

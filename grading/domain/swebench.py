@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import ijson
 
@@ -37,6 +38,7 @@ from grading.domain.sidecar import file_sha256, stream_file_events
 from grading.domain.swebench_reports import Report, read_instance_logs, read_report
 from grading.domain.test_outputs import DEFAULT_MAX_TEST_OUTPUT_BYTES, TestOutputFile
 from grading.domain.trajectories import TrajectoryFormatError, detect_format
+from grading.domain.wording import shown
 
 _TASK_REQUIRED = ("instance_id", "repo", "problem_statement")
 _TASK_META = ("version", "environment_setup_commit", "hints_text", "created_at")
@@ -77,8 +79,7 @@ def _fail(
 
 def _quote(value: str) -> str:
     """A value quoted in a message, cut short: a message must not repeat a megabyte back."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:60] + "…"
+    return shown(value)
 
 
 def _text_problem(value: object, limit: int) -> str | None:
@@ -147,7 +148,7 @@ def read_tasks(path: Path, reader: JsonReader | None = None) -> dict[str, TaskRe
         if problem:
             raise _fail(row, ".instance_id", problem)
         if instance_id in tasks:
-            raise _fail(row, ".instance_id", f"duplicate task {instance_id!r}")
+            raise _fail(row, ".instance_id", f"duplicate task {shown(instance_id)}")
         tasks[instance_id] = TaskRecord(
             external_id=instance_id,
             repo=row.value["repo"],
@@ -381,7 +382,9 @@ def _prediction_rows(path: Path, reader: JsonReader) -> Iterator[JsonRow]:
                 if isinstance(item, dict) and "instance_id" not in item:
                     item = {**item, "instance_id": key}
                 elif isinstance(item, dict) and item["instance_id"] != key:
-                    raise _fail(row, f".{key}.instance_id", f"is not the key it is under ({key!r})")
+                    raise _fail(
+                        row, f".{key}.instance_id", f"is not the key it is under ({shown(key)})"
+                    )
                 yield JsonRow(row.source, row.key_lines.get(key), f"$.{key}", item)
             continue
         yield row
@@ -437,6 +440,29 @@ def _system_attempts(
             )
 
 
+# The keys of a prediction as the SWE-bench harness reads them (SCHEMAS.md §1a): the two ids are
+# non-empty strings; `model_patch` must be there, but may be "" or null (nothing generated).
+_PREDICTION_KEYS = ("instance_id", "model_name_or_path", "model_patch")
+
+
+def _required_prediction_fields(row: JsonRow, value: dict[str, Any]) -> None:
+    """Every required field that is missing or wrong, in one problem (not the first only)."""
+    wrong: dict[str, str] = {}
+    for key in _PREDICTION_KEYS:
+        if key not in value:
+            wrong[key] = f"{key} is missing"
+        elif key != "model_patch" and (not isinstance(value[key], str) or not value[key]):
+            wrong[key] = f"{key} must be a non-empty string, found {shown(value[key])}"
+    if not wrong:
+        return
+    raise _fail(
+        row,
+        f".{next(iter(wrong))}" if len(wrong) == 1 else "",
+        f'a prediction needs {", ".join(_PREDICTION_KEYS)} (model_patch may be null or "" '
+        f"when nothing was generated): {'; '.join(wrong.values())}",
+    )
+
+
 # Kept whole (C901): one prediction row's field checks, in the order its messages name them.
 def _prediction(  # noqa: C901
     row: JsonRow,
@@ -452,12 +478,9 @@ def _prediction(  # noqa: C901
     value = row.value
     if not isinstance(value, dict):
         raise _fail(row, "", "a prediction must be an object")
-    instance_id = value.get("instance_id")
-    model = value.get("model_name_or_path")
-    if not isinstance(instance_id, str) or not instance_id:
-        raise _fail(row, ".instance_id", "required string is missing")
-    if not isinstance(model, str) or not model:
-        raise _fail(row, ".model_name_or_path", "required string is missing")
+    _required_prediction_fields(row, value)
+    instance_id = value["instance_id"]
+    model = value["model_name_or_path"]
     # The patch is stored as bytes; the other fields go to text columns.
     nul = find_nul({k: v for k, v in value.items() if k != "model_patch"}, "")
     if nul:
@@ -477,17 +500,19 @@ def _prediction(  # noqa: C901
         raise _fail(
             row,
             ".model_name_or_path",
-            f"system {label!r} already came from another predictions file; give each a label",
+            f"system {shown(label)} already came from another predictions file; give each a label",
         )
     key = f"{label}\x00{instance_id}"
     if key in seen_here:
-        raise _fail(row, ".instance_id", f"duplicate prediction for {instance_id!r} by {label!r}")
+        raise _fail(
+            row, ".instance_id", f"duplicate prediction for {shown(instance_id)} by {shown(label)}"
+        )
     seen_here.add(key)
     evaluation = None
     if report is not None:
         evaluation = report.get(instance_id)
         if evaluation is None:
-            raise _fail(row, ".instance_id", f"{report.source} has no result for {instance_id!r}")
+            raise _fail(row, ".instance_id", report.no_result(instance_id))
     status = "infra_failed" if evaluation and evaluation.infra_failed else "valid"
     patch = _patch(row, "model_patch")
     if patch is None and status == "valid" and evaluation is not None and evaluation.resolved:

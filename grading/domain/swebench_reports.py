@@ -22,6 +22,7 @@ from typing import Any
 
 from grading.domain.jsonfiles import JsonReader, JsonRow
 from grading.domain.records import ImportProblem, ImportProblemError, find_nul
+from grading.domain.wording import shown
 
 # §2a lists that mean the environment failed before the tests could say anything.
 _ENVIRONMENT_FAILED = ("install_fail", "reset_failed")
@@ -49,6 +50,22 @@ class Report:
     default: Evaluation | None
     source: str
     test_outputs: dict[str, Path] = field(default_factory=dict)
+    # The `logs/` folder of per-instance reports, when they came from one.
+    logs: Path | None = None
+
+    def no_result(self, instance_id: str) -> str:
+        """Why the report has nothing for `instance_id`, naming the file that would have it."""
+        if self.logs is not None:
+            expected = self.logs / instance_id / "report.json"
+            if expected.parent.is_dir():
+                held = sorted(p.name for p in expected.parent.iterdir())[:3]
+                return (
+                    f"{expected} is missing ({self.logs.name}/{instance_id}/ holds "
+                    f"{', '.join(held) or 'nothing'}): the instance's result "
+                    f"(logs/<id>/report.json, tests_status) is not there"
+                )
+            return f"{self.source} has no result for {shown(instance_id)}: no {expected}"
+        return f"{self.source} has no result for {shown(instance_id)}"
 
     def get(self, instance_id: str) -> Evaluation | None:
         found = self.evaluations.get(instance_id, self.default)
@@ -66,6 +83,7 @@ class Report:
             fallback.default,
             f"{self.source} (then {fallback.source})",
             {**fallback.test_outputs, **self.test_outputs},
+            self.logs or fallback.logs,
         )
 
 
@@ -190,4 +208,4 @@ def read_instance_logs(folder: Path, reader: JsonReader) -> Report:
             if not isinstance(row.value, dict):
                 raise _fail(row, "", "a per-instance report must map instance ids to results")
             evaluations.update(_instance_results(row, report_file.parent))
-    return Report(evaluations, None, str(folder), outputs)
+    return Report(evaluations, None, str(folder), outputs, folder)

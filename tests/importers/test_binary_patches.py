@@ -237,6 +237,6 @@ def test_a_resolved_swebench_attempt_without_a_patch_is_refused(tmp_path: Path) 
     with pytest.raises(CommandError):
         call_command("import", "swebench", *args, "--replace", stdout=io.StringIO(), stderr=err)
     assert (
-        f"{tmp_path / 'all_preds.jsonl'}:2: $.model_patch: no patch, but {report} resolves 'a-2'"
+        f'{tmp_path / "all_preds.jsonl"}:2: $.model_patch: no patch, but {report} resolves "a-2"'
         in err.getvalue()
     ), err.getvalue()

@@ -71,7 +71,9 @@ def test_a_file_is_all_or_nothing_and_every_problem_is_reported():
     data = jsonl(group(task_id="t-1")) + b"{not json\n" + jsonl(bad_schema)
     problems = failed_import(data)
     assert problems[0].startswith("bundle.jsonl:2: malformed JSON")
-    assert problems[1].startswith("bundle.jsonl:3: $.attempts[0]: 'test_reward' is a required")
+    assert problems[1].startswith(
+        "bundle.jsonl:3: $.attempts[0]: required property missing: test_reward"
+    )
     assert Group.objects.count() == 0 and Task.objects.count() == 0 and Patch.objects.count() == 0
 
 
@@ -97,10 +99,13 @@ def test_partial_import_keeps_the_valid_groups_and_reports_the_rest():
     [
         (lambda g: g["attempts"][0].update(status="passed"), "$.attempts[0].status"),
         (lambda g: g["attempts"][0].update(test_reward=2), "$.attempts[0].test_reward"),
-        (lambda g: g.pop("run"), "'run' is a required property"),
-        (lambda g: g["task"].pop("problem_statement"), "'problem_statement' is a required"),
+        (lambda g: g.pop("run"), "$: required property missing: run"),
+        (
+            lambda g: g["task"].pop("problem_statement"),
+            "$.task: required property missing: problem_statement",
+        ),
         (lambda g: g.update(schema="gagar.group.v2"), "$.schema"),
-        (lambda g: g["attempts"][1].update(id="a1"), "$.attempts[1].id: duplicate attempt id 'a1'"),
+        (lambda g: g["attempts"][1].update(id="a1"), '$.attempts[1].id: duplicate attempt id "a1"'),
         (
             lambda g: g["attempts"][0].update(patch="this is not a diff\n"),
             "$.attempts[0].patch: not a unified diff",
@@ -142,7 +147,7 @@ def test_a_group_twice_in_one_file_is_refused_naming_both_lines():
     # The same line twice was counted twice ("1 created, 1 unchanged", double the attempts).
     problems = failed_import(jsonl(group(), group(task_id="t-2"), group()))
     assert problems == [
-        "bundle.jsonl:3: $.task.id: task 't-1' in 'run-1' step 0 has a group on line 1 "
+        'bundle.jsonl:3: $.task.id: task "t-1" in "run-1" step 0 has a group on line 1 '
         "already: one group per task and step"
     ]
     assert Group.objects.count() == 0
@@ -163,7 +168,7 @@ def test_partial_skips_the_second_copy_and_counts_the_group_once():
 
 def test_non_utf8_bytes_in_a_line_are_a_clear_error():
     problems = failed_import(jsonl(group()).replace(b"f(1) is wrong", b"f(1) is \xff wrong"))
-    assert "bundle.jsonl:1: not UTF-8" in problems[0]
+    assert "bundle.jsonl:1: $.task.problem_statement: not UTF-8: byte 0xff" in problems[0]
 
 
 def test_unknown_format_is_refused():
@@ -224,7 +229,7 @@ def test_groups_can_refer_to_an_existing_task_by_id():
     run_import(jsonl(later))
     assert Group.objects.filter(task__external_id="t-1").count() == 2
     unknown = dict(later, task_id="t-404", step=2)
-    assert "unknown task 't-404'" in failed_import(jsonl(unknown))[0]
+    assert 'unknown task "t-404"' in failed_import(jsonl(unknown))[0]
 
 
 def test_a_sidecar_trajectory_streams_from_a_file(tmp_path):

@@ -85,10 +85,10 @@ def test_a_first_line_over_the_limit_with_more_lines_is_refused(real, tmp_path, 
     assert (
         f"{preds}:1: the line is longer than the {limit} bytes a line may hold; it was not" in err
     )
-    # No line break anywhere and not JSON at all: the same.
+    # No line break anywhere and not JSON at all: binary, said once from its first bytes.
     preds.write_bytes(b"\x00garbage" * limit)
     err = refused("--tasks", real["tasks"], "--predictions", str(preds))
-    assert f"{preds}:1: the line is longer than" in err
+    assert f"{preds}: binary data, not JSON text: it holds NUL bytes" in err
 
 
 def test_a_minified_array_is_a_document_and_only_the_document_limit_applies(

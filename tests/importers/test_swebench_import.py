@@ -128,7 +128,7 @@ def test_it_refuses_predictions_for_unknown_instances(shared_data, tmp_path, cap
         )
     with pytest.raises(CommandError):
         call_command("import", "swebench", *args)
-    assert "no task record for 'nope__nope-1'" in capsys.readouterr().err
+    assert 'no task record for "nope__nope-1"' in capsys.readouterr().err
     assert Group.objects.count() == 0
 
 
@@ -184,7 +184,7 @@ def test_partial_mode_keeps_valid_instances(tmp_path, capsys):
         "--partial",
         "--no-progress",
     )
-    assert "$[1].instance_id: duplicate prediction for 'a-1'" in capsys.readouterr().err
+    assert '$[1].instance_id: duplicate prediction for "a-1"' in capsys.readouterr().err
     statuses = dict(Attempt.objects.values_list("group__task__external_id", "status"))
     # a-1 was never evaluated (not in with_logs): excluded as infra, not called a failure.
     assert statuses == {"a-1": "infra_failed", "a-2": "valid"}

@@ -129,5 +129,5 @@ def test_a_shared_folder_goes_by_the_name_or_the_patch_the_file_declares(
     # cost_2_3 submitted the same patch as cost_2_1 for two of the five instances.
     assert len(ambiguous) == 2 and len(want) == 8
     for instance in ambiguous:
-        assert f"{sweagent / instance}.traj: this trajectory of {instance!r}" in out
+        assert f"{sweagent / instance}.traj: this trajectory of {json.dumps(instance)}" in out
         assert "attached to none" in out
