@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -83,38 +85,64 @@ class JsonLinesBundleParser(RawBundleParser):
 BUNDLE_PARSERS = [RawBundleParser, JsonBundleParser, JsonLinesBundleParser]
 
 
-def as_jsonl(body: bytes) -> bytes:
+@dataclass(frozen=True)
+class BundleBody:
+    """The body as JSON Lines for the reader, and whether it came as a JSON array: then a
+    problem's "line" is the array's index (line n is item n - 1), and is answered as "index"."""
+
+    jsonl: bytes
+    array: bool = False
+
+
+def as_jsonl(body: bytes) -> BundleBody:
     """A JSON array or a single object is accepted too; each element becomes one line."""
     head = body.lstrip()[:1]
     if head not in (b"[", b"{"):
-        return body
+        return BundleBody(body)
     try:
         value = safe_json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError, safe_json.JsonLimitError):
-        return body  # JSON Lines (or broken, or refused): let the reader report it by line
+        # JSON Lines (or broken, or refused): let the reader report it by line
+        return BundleBody(body)
     items = value if isinstance(value, list) else [value]
-    return b"\n".join(json.dumps(item).encode() for item in items) + b"\n"
+    return BundleBody(
+        b"\n".join(json.dumps(item).encode() for item in items) + b"\n", isinstance(value, list)
+    )
 
 
-def import_problem(report: ImportReport, **extra: Any) -> Response:
+def located(problem: Mapping[str, Any], array: bool) -> dict[str, Any]:
+    item = dict(problem)
+    if array and item.get("line") is not None:
+        item["index"] = item.pop("line") - 1
+        item["line"] = None
+    return item
+
+
+def import_problem(
+    report: ImportReport, *, request: Request, body: BundleBody, **extra: Any
+) -> Response:
     """A refused bundle: 400 problem details with every problem (file line, field, message)."""
     return problem_response(
         status_code=status.HTTP_400_BAD_REQUEST,
         type_=INVALID_BUNDLE,
         title="Invalid bundle",
         detail=report.summary(),
-        problems=[vars(p) for p in report.problems],
+        problems=[located(vars(p), body.array) for p in report.problems],
+        instance=request.path,
         **extra,
     )
 
 
-def empty_body_problem() -> Response:
+def empty_body_problem(request: Request) -> Response:
     return problem_response(
         status_code=status.HTTP_400_BAD_REQUEST,
         type_=INVALID_BUNDLE,
         title="Invalid bundle",
         detail="the body holds no groups",
-        problems=[{"line": None, "field": "", "message": "the body holds no groups"}],
+        problems=[
+            {"source": "request", "line": None, "field": "", "message": "the body holds no groups"}
+        ],
+        instance=request.path,
     )
 
 
@@ -168,19 +196,19 @@ class BundleImportApi(APIView):
         partial = request.query_params.get("partial") in ("1", "true")
         replace = request.query_params.get("replace") in ("1", "true")
         body = as_jsonl(request.data if isinstance(request.data, bytes) else b"")
-        if not body.strip():
-            return empty_body_problem()
-        _, records = bundle_records(stream=io.BytesIO(body), source="request", base_dir=None)
+        if not body.jsonl.strip():
+            return empty_body_problem(request)
+        _, records = bundle_records(stream=io.BytesIO(body.jsonl), source="request", base_dir=None)
         try:
             report = groups_import(records=records, partial=partial, replace=replace)
         except ImportFailedError as exc:
-            return import_problem(exc.report)
+            return import_problem(exc.report, request=request, body=body)
         if report.problems and not report.results:
-            return import_problem(report)
+            return import_problem(report, request=request, body=body)
         code: int = status.HTTP_201_CREATED if report.count("created") else status.HTTP_200_OK
-        return Response(self._output(report), status=code)
+        return Response(self._output(report, body), status=code)
 
-    def _output(self, report: ImportReport) -> dict[str, Any]:
+    def _output(self, report: ImportReport, body: BundleBody) -> dict[str, Any]:
         return {
             "summary": report.summary(),
             "groups": [
@@ -200,5 +228,7 @@ class BundleImportApi(APIView):
                 )
                 for r in report.results
             ],
-            "problems": [dict(ProblemItemSerializer(p).data) for p in report.problems],
+            "problems": [
+                located(ProblemItemSerializer(p).data, body.array) for p in report.problems
+            ],
         }

@@ -24,7 +24,13 @@ class ProblemItemSerializer(serializers.Serializer):
     source = serializers.CharField(  # type: ignore[assignment]  # a field, not Field.source
         required=False, help_text="'request' for a request body."
     )
-    line = serializers.IntegerField(allow_null=True, help_text="Bundle line, when there is one.")
+    line = serializers.IntegerField(
+        allow_null=True, help_text="Bundle line (JSON Lines body), when there is one."
+    )
+    index = serializers.IntegerField(
+        required=False,
+        help_text="The group's index (0-based) in a JSON-array body; line is null then.",
+    )
     field = serializers.CharField(help_text="The field or parameter; empty for the whole body.")
     message = serializers.CharField()
 

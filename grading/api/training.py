@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.conf import settings
@@ -18,13 +19,16 @@ from grading.api.bundles import (
     BUNDLE_PARSERS,
     BUNDLE_REQUEST,
     OUTCOME_HELP,
+    BundleBody,
     as_jsonl,
     empty_body_problem,
     import_problem,
+    located,
 )
 from grading.api.problems import GRADER_NOT_APPROVED, IDEMPOTENCY_CONFLICT, problem_response
 from grading.api.schemas import AdvantagesOutputSerializer, ProblemItemSerializer
 from grading.api.schemas import problem_responses as errors
+from grading.domain.wording import shown
 from grading.models import GraderConfig, Group, Step
 from grading.selectors.api import group_for_api, group_head
 from grading.selectors.gate import ApprovalState, grader_approval_state, run_grader_config
@@ -57,7 +61,7 @@ def config_named(name: str | None) -> GraderConfig:
     try:
         return grader_config_for(name=name)
     except GraderConfig.DoesNotExist as exc:
-        raise ValidationError({"config": f"unknown grader configuration {name!r}"}) from exc
+        raise ValidationError({"config": f"unknown grader configuration {shown(name)}"}) from exc
 
 
 def not_approved_problem(states: list[ApprovalState]) -> Response | None:
@@ -163,7 +167,8 @@ class GroupsSubmitApi(APIView):
     def post(self, request: Request) -> Response:
         query = SubmitQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        body = as_jsonl(request.data if isinstance(request.data, bytes) else b"")
+        sent = as_jsonl(request.data if isinstance(request.data, bytes) else b"")
+        body = sent.jsonl
         partial = bool(query.validated_data["partial"])
         explicit = bool(query.validated_data.get("config"))
         config = config_named(query.validated_data.get("config"))
@@ -185,7 +190,7 @@ class GroupsSubmitApi(APIView):
                     headers={"Idempotent-Replayed": "true"},
                 )
         if not body.strip():
-            return empty_body_problem()
+            return empty_body_problem(request)
         submission = groups_submit(
             body=body,
             config=config,
@@ -199,12 +204,14 @@ class GroupsSubmitApi(APIView):
             assert refusal is not None
             return refusal
         if submission.error is not None:
-            return import_problem(submission.error.report, grader_config=config.name)
+            return import_problem(
+                submission.error.report, request=request, body=sent, grader_config=config.name
+            )
         report = submission.report
         assert report is not None
         if report.problems and not report.results:
-            return import_problem(report, grader_config=config.name)
-        payload = self._output(submission, config)
+            return import_problem(report, request=request, body=sent, grader_config=config.name)
+        payload = self._output(submission, config, sent)
         code: int = status.HTTP_201_CREATED if report.count("created") else status.HTTP_200_OK
         if key:
             idempotent_response_store(
@@ -216,7 +223,7 @@ class GroupsSubmitApi(APIView):
             )
         return Response(payload, status=code)
 
-    def _output(self, submission: Any, config: GraderConfig) -> dict[str, Any]:
+    def _output(self, submission: Any, config: GraderConfig, sent: BundleBody) -> dict[str, Any]:
         report = submission.report
         runs = {run.group_id: run for run in submission.runs}
         used = {c.pk: c for c in submission.configs.values()} or {config.pk: config}
@@ -245,7 +252,7 @@ class GroupsSubmitApi(APIView):
             "grader_config": config.name,
             "grader_approval": [s.as_json() for s in states.values()],
             "groups": groups,
-            "problems": [vars(p) for p in report.problems],
+            "problems": [located(vars(p), sent.array) for p in report.problems],
         }
 
 
@@ -272,32 +279,49 @@ class AdvantagesQuery(serializers.Serializer):
         required=False, help_text="λ_max (≥ 1), or 'none' for uncapped; default 1.5"
     )
     normalize_std = serializers.BooleanField(
-        required=False, default=False, help_text="divide A and A′ by σ(r) + std_eps"
+        required=False,
+        default=False,
+        help_text="divide A and A′ by σ(r) + std_eps",
+        error_messages={"invalid": "must be true or false (1, 0, true, false, yes, no)"},
     )
     std_ddof = serializers.ChoiceField(
         choices=[0, 1],
         required=False,
         default=0,
         help_text="σ's ddof with normalize_std: 0 = NumPy (population), 1 = PyTorch .std()",
+        error_messages={"invalid_choice": "must be 0 or 1, found {input}"},
     )
     std_eps = serializers.FloatField(
         required=False, default=1e-6, min_value=0, help_text="ε with normalize_std"
     )
 
+    def validate_lambda_max(self, raw: str | None) -> float | None:
+        """A field validator (not a check in `params`): DRF collects its error with every
+        other bad parameter's, so one answer lists them all."""
+        if raw in ("none", "None", "null"):
+            return None
+        try:
+            lam = float(raw or 1.5)
+        except ValueError:
+            lam = float("nan")
+        if not math.isfinite(lam) or lam < 1:
+            raise ValidationError(f"must be a number ≥ 1, or none (uncapped); found {shown(raw)}")
+        return lam
+
     def params(self) -> AdvantageParams:
         data = self.validated_data
-        raw = data.get("lambda_max")
         try:
-            lam = None if raw in ("none", "None", "null") else float(raw or 1.5)
             return AdvantageParams(
-                lambda_max=lam,
+                lambda_max=data.get("lambda_max", 1.5),
                 coefficients=DEFAULT_COEFFICIENTS,
                 normalize_std=data["normalize_std"],
                 std_ddof=int(data["std_ddof"]),
                 std_eps=data["std_eps"],
             )
         except ValueError as exc:
-            raise ValidationError({"lambda_max": str(exc)}) from exc
+            # The domain's own checks (std_eps > 0): its message starts with the parameter.
+            name = str(exc).split(" ", 1)[0]
+            raise ValidationError({name if name in self.fields else "": str(exc)}) from exc
 
 
 def _respond(request: Request, group_ids: list[int], scope: dict[str, Any]) -> Response:
@@ -341,7 +365,7 @@ class StepAdvantagesApi(APIView):
         try:
             ids = step_group_ids(run_name=run, step_number=step)
         except Step.DoesNotExist as exc:
-            raise NotFound(f"no step {step} in run {run!r}") from exc
+            raise NotFound(f"no step {step} in run {shown(run)}") from exc
         return _respond(request, ids, {"run": run, "step": step})
 
 

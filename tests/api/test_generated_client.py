@@ -107,4 +107,6 @@ def test_a_generated_client_submits_and_fetches(generated, live_server, token):
     bad["attempts"][0]["test_reward"] = 2
     refused = submit.sync(client=client, body=[models.BundleGroupRequest.from_dict(bad)])
     assert isinstance(refused, models.Problem) and refused.status == 400
-    assert refused.problems[0].line == 1 and "test_reward" in refused.problems[0].field
+    # A JSON array body: the group is located by its index in the array, not by a line.
+    assert refused.problems[0].index == 0 and refused.problems[0].line is None
+    assert "test_reward" in refused.problems[0].field
