@@ -20,7 +20,8 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -147,6 +148,21 @@ def _advantage_params(
         if std_eps is not None:
             params["std_eps"] = str(std_eps)
     return params
+
+
+def warn_if_capped(params: Mapping[str, Any] | None, body: Mapping[str, Any]) -> None:
+    """Warn when the server answered a first page smaller than the `page_size` asked for while
+    more pages follow: it caps page sizes (GAGAR_API_MAX_PAGE_SIZE). Every row still arrives
+    (the client follows `next`), but in more requests than the caller planned; saying so beats
+    the silent clamp, and refusing would break callers whose result is right either way."""
+    asked = (params or {}).get("page_size")
+    got = len(body.get("results") or [])
+    if asked is not None and body.get("next") and got < int(asked):
+        warnings.warn(
+            f"page_size={asked} is over the server's limit: it sends {got} rows a page "
+            "(GAGAR_API_MAX_PAGE_SIZE); all rows are fetched, in more requests",
+            stacklevel=3,
+        )
 
 
 def _body(groups: Iterable[Group | dict[str, Any]] | bytes) -> bytes:

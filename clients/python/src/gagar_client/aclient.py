@@ -23,6 +23,7 @@ from gagar_client._common import (
     _params,
     _raise_for,
     content_key,
+    warn_if_capped,
 )
 from gagar_client.bundle import Group
 from gagar_client.errors import DeadlineExceeded
@@ -158,6 +159,8 @@ class AsyncClient(_Base):
         query: Mapping[str, Any] | None = params
         while url:
             body = (await self._request("GET", url, params=query)).json()
+            if url == path:
+                warn_if_capped(query, body)
             out += body["results"]
             url, query = body.get("next"), None
         return out

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from gagar_client.bundle import validate
 from gagar_client.client import Client
 from gagar_client.errors import GagarError
@@ -70,8 +72,21 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read_bundle(path: Path) -> list[dict[str, Any]]:
+    if path.is_dir():
+        raise GagarError(f"{path}: is a folder, not a bundle file (give the .jsonl file)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise GagarError(f"{path}: no such file") from exc
+    except UnicodeDecodeError as exc:
+        raise GagarError(
+            f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at byte {exc.start}); "
+            "a bundle is UTF-8 JSON Lines (decompress a .gz first)"
+        ) from exc
+    except OSError as exc:
+        raise GagarError(f"{path}: cannot read it: {exc.strerror or exc}") from exc
     groups = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -119,6 +134,18 @@ def main(argv: list[str] | None = None) -> int:
                 print(path)
     except GagarError as exc:
         print(f"gagar: {exc}", file=sys.stderr)
+        return 1
+    except httpx.HTTPError as exc:
+        # The server down, a timeout, a TLS failure: one line, not httpx's traceback.
+        reason = str(exc) or type(exc).__name__
+        print(f"gagar: cannot reach {args.url}: {reason}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        # Writing --out (a missing folder, no space left).
+        print(
+            f"gagar: {exc.filename or ''}: {exc.strerror or exc}".replace(": : ", ": "),
+            file=sys.stderr,
+        )
         return 1
     return 0
 

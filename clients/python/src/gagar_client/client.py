@@ -23,6 +23,7 @@ from gagar_client._common import (
     _raise_for,
     _write_stream,
     content_key,
+    warn_if_capped,
 )
 from gagar_client.bundle import Group
 from gagar_client.errors import DeadlineExceeded
@@ -171,6 +172,8 @@ class Client(_Base):
         query: Mapping[str, Any] | None = params
         while url:
             body = self._request("GET", url, params=query).json()
+            if url == path:
+                warn_if_capped(query, body)
             out += body["results"]
             url, query = body.get("next"), None
         return out
