@@ -35,6 +35,10 @@ function start(root) {
     const el = ev.target;
     const tab = el.closest(".rv-tab");
     if (tab) {
+      // Only a plain primary click is the widget's: Ctrl/Cmd+click, Shift+click (and the
+      // middle button, which fires no click) are the browser's, which opens the candidate's own
+      // page of this review (?c=) in a new tab or window; Alt+click is its download.
+      if (ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey) return;
       ev.preventDefault();
       showPanel(ctx, ctx.panels.find((p) => p.dataset.token === tab.dataset.token));
       return;
