@@ -3,7 +3,8 @@ adds, Left/Right/Home/End moving focus and the candidate shown (automatic activa
 Space showing the focused tab's candidate without scrolling the page, the page's shortcuts still
 acting once from a tab and never from a text field, and without script the plain links of before.
 Modified clicks (Ctrl/Cmd, Shift, the middle button) are the browser's: they open the candidate's
-own page of the review, which never saves its out-of-date form over what another page saved."""
+own page of the review, which never saves its out-of-date form over what another page saved. The
+focused tab's ring is never clipped by the sideways-scrolling bar."""
 
 from __future__ import annotations
 
@@ -311,6 +312,56 @@ def test_modified_clicks_are_left_to_the_browser_and_a_plain_click_switches_in_p
     }
     assert page.evaluate("() => window.location.hash") == f"#cand-{third}"
     assert len(page.context.pages) == 1
+    assert errors == []
+    page.context.close()
+
+
+# The focused tab's focus ring (its border box grown by outline-width + outline-offset) and the
+# part of the tab bar that shows its content (the bar scrolls sideways, which clips the rest).
+RING = """() => {
+  const bar = document.querySelector('.rv-tabs');
+  const tab = document.activeElement;
+  const s = getComputedStyle(tab);
+  const grow = parseFloat(s.outlineWidth) + parseFloat(s.outlineOffset);
+  const r = tab.getBoundingClientRect();
+  const b = bar.getBoundingClientRect();
+  const left = b.left + bar.clientLeft, top = b.top + bar.clientTop;
+  return {
+    style: s.outlineStyle, width: parseFloat(s.outlineWidth),
+    ring: {left: r.left - grow, top: r.top - grow, right: r.right + grow, bottom: r.bottom + grow},
+    seen: {left: left, top: top, right: left + bar.clientWidth, bottom: top + bar.clientHeight},
+    scrolls: bar.scrollWidth > bar.clientWidth,
+  };
+}"""
+
+
+def _ring_shown_whole(page: Any) -> dict[str, Any]:
+    geometry = page.evaluate(RING)
+    ring, seen = geometry["ring"], geometry["seen"]
+    assert geometry["style"] == "solid" and geometry["width"] >= 2, geometry
+    assert ring["left"] >= seen["left"] and ring["right"] <= seen["right"], geometry
+    assert ring["top"] >= seen["top"] and ring["bottom"] <= seen["bottom"], geometry
+    return geometry
+
+
+def test_the_focused_tabs_ring_is_never_clipped_by_the_scrolling_bar(
+    browser: Any, server_url: str, artifacts: Path, assignment: Assignment
+) -> None:
+    aliases = _aliases(assignment)
+    errors: list[str] = []
+    page = _open(browser, server_url, assignment, errors)
+    page.set_viewport_size({"width": 700, "height": 900})
+    opened(page)
+    page.locator(f"#cand-{aliases[0]}-tab").focus()
+    page.keyboard.press("End")  # a keyboard focus: the ring shows (:focus-visible)
+    _on(page, aliases[-1])
+    # At 700 px the tabs do not all fit: the last one is reached by scrolling the bar.
+    assert _ring_shown_whole(page)["scrolls"]
+    page.screenshot(path=str(artifacts / "review-tabs-ring-700.png"))
+    # Back at the start, the first tab's ring at the bar's left edge is whole as well.
+    page.keyboard.press("Home")
+    _on(page, aliases[0])
+    _ring_shown_whole(page)
     assert errors == []
     page.context.close()
 
