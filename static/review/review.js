@@ -126,7 +126,9 @@ function start(root) {
       const next = document.getElementById("rv-next-group") || document.getElementById("rv-back-to-queue");
       if (next) next.focus({ preventScroll: true });
     }
-    ctx.send("focus");
+    // One activity clock per review: a page opened in a background tab (a Ctrl+click on a
+    // tab) says "focus" once shown (timing.js), not while the reviewer reads another page.
+    if (!document.hidden) ctx.send("focus");
     // Keys, forms and tabs answer from here on: what a test (or a script) waits for before
     // acting, since a click that comes earlier is the browser's plain form post.
     root.dataset.ready = "";

@@ -428,3 +428,42 @@ def test_a_page_opened_from_a_tab_never_overwrites_what_another_page_saved(
     assert Label.objects.get(candidate=candidate).tier == "t2"
     assert errors == []
     page.context.close()
+
+
+# The page as a tab opened in the background has it (Ctrl+click opens one there), until shown.
+HIDDEN = """(() => {
+  let hidden = true;
+  Object.defineProperty(document, 'hidden', {get: () => hidden});
+  Object.defineProperty(document, 'visibilityState', {get: () => hidden ? 'hidden' : 'visible'});
+  window.__show = () => { hidden = false; document.dispatchEvent(new Event('visibilitychange')); };
+})()"""
+
+
+def test_a_page_opened_in_the_background_claims_the_clock_only_once_shown(
+    browser: Any, server_url: str, assignment: Assignment
+) -> None:
+    """The activity clock is one per review: a page loaded in a background tab that said
+    "focus" moved the candidate being timed to its own while the reviewer went on reading
+    the other (until that page's next heartbeat)."""
+    second = _aliases(assignment)[1]
+    errors: list[str] = []
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = ctx.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    login(page, server_url, "alice")
+    sent: list[dict[str, Any]] = []
+    page.on(
+        "request",
+        lambda r: sent.extend(r.post_data_json["events"]) if r.url.endswith("/events") else None,
+    )
+    page.add_init_script(HIDDEN)
+    page.goto(f"{server_url}/review/a/{assignment.pk}/?c={second}#cand-{second}")
+    opened(page)
+    page.wait_for_timeout(300)
+    assert sent == []
+    candidate = assignment.candidates.get(alias=second)
+    with page.expect_request(lambda r: r.url.endswith("/events")):
+        page.evaluate("() => window.__show()")
+    assert sent == [{"kind": "focus", "candidate": candidate.token}]
+    assert errors == []
+    ctx.close()
