@@ -341,7 +341,8 @@ GAGAR_MAX_LINE_BYTES = env_int("GAGAR_MAX_LINE_BYTES", 64 * 1024 * 1024)
 GAGAR_MAX_DOCUMENT_BYTES = env_int("GAGAR_MAX_DOCUMENT_BYTES", 256 * 1024 * 1024)
 # Test output over this (a run folder's test_output.txt, a bundle's test_output) is kept as its
 # start and end (the last three quarters of the budget: failures and pytest's summary come
-# last) with a line saying how many bytes were dropped; a file's import says so in a note.
+# last) with a line saying how many bytes were dropped; a file's import says so in a note. The
+# same output imported again under a larger limit is rewritten in place ("completed").
 GAGAR_MAX_TEST_OUTPUT_BYTES = env_int("GAGAR_MAX_TEST_OUTPUT_BYTES", 16 * 1024 * 1024)
 if GAGAR_MAX_TEST_OUTPUT_BYTES < 1:
     raise ImproperlyConfiguredEnv(

@@ -239,7 +239,7 @@ class AttemptAdmin(VersionedAdmin[Attempt]):
             },
         ),
         ("Diff", {"fields": ["patch_link", "diff"]}),
-        ("Tests", {"fields": ["test_report", "test_output_text"]}),
+        ("Tests", {"fields": ["test_report", "test_output_text", "test_output_dropped"]}),
         ("Trajectory", {"fields": ["trajectory_preview"]}),
     ]
     readonly_fields = [
@@ -258,6 +258,7 @@ class AttemptAdmin(VersionedAdmin[Attempt]):
         "diff",
         "test_report",
         "test_output_text",
+        "test_output_dropped",
         "trajectory_preview",
     ]
 

@@ -19,7 +19,7 @@ from grading.api.problems import INVALID_BUNDLE, problem_response
 from grading.api.schemas import BundleGroupSerializer, ProblemItemSerializer, problem_responses
 from grading.domain import safe_json
 from grading.selectors.training import group_key
-from grading.services.imports import ImportFailedError, ImportReport, groups_import
+from grading.services.imports import OUTCOMES, ImportFailedError, ImportReport, groups_import
 from grading.services.sources import bundle_records
 
 # The two bodies the bundle endpoints take (the same content either way).
@@ -118,6 +118,15 @@ def empty_body_problem() -> Response:
     )
 
 
+# Shared by both import endpoints (the training API's too): one enum in the schema.
+OUTCOME_HELP = (
+    "created; unchanged (the same content is stored: nothing written); completed (the same "
+    "content, but a test output stored cut was rewritten with more of it, under a larger "
+    "GAGAR_MAX_TEST_OUTPUT_BYTES: the group, its reviews and grades kept); replaced (other "
+    "content, with replace: written again)"
+)
+
+
 class ImportedGroupSerializer(serializers.Serializer):
     group_id = serializers.CharField(
         help_text="The group's external id (the bundle's group_id, or `<run>/<step>/<task>`)."
@@ -126,7 +135,7 @@ class ImportedGroupSerializer(serializers.Serializer):
     run = serializers.CharField()
     step = serializers.IntegerField()
     task = serializers.CharField()
-    outcome = serializers.ChoiceField(choices=["created", "unchanged", "replaced"])
+    outcome = serializers.ChoiceField(choices=OUTCOMES, help_text=OUTCOME_HELP)
 
 
 class BundleImportOutputSerializer(serializers.Serializer):

@@ -17,6 +17,7 @@ from grading.advantages import DEFAULT_COEFFICIENTS
 from grading.api.bundles import (
     BUNDLE_PARSERS,
     BUNDLE_REQUEST,
+    OUTCOME_HELP,
     as_jsonl,
     empty_body_problem,
     import_problem,
@@ -30,6 +31,7 @@ from grading.selectors.gate import ApprovalState, grader_approval_state, run_gra
 from grading.selectors.training import group_key, step_group_ids
 from grading.services.advantages import AdvantageParams
 from grading.services.grader_runs import grader_config_for
+from grading.services.imports import OUTCOMES
 from grading.services.training import (
     MAX_DEADLINE_S,
     advantages_fetch,
@@ -103,7 +105,7 @@ class SubmittedGroupSerializer(serializers.Serializer):
     run = serializers.CharField()
     step = serializers.IntegerField()
     task = serializers.CharField()
-    outcome = serializers.ChoiceField(choices=["created", "unchanged", "replaced"])
+    outcome = serializers.ChoiceField(choices=OUTCOMES, help_text=OUTCOME_HELP)
     grader_run_id = serializers.CharField(allow_null=True)
     grading_status = serializers.CharField(allow_null=True)
     grader_config = serializers.CharField(

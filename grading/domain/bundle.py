@@ -291,7 +291,7 @@ class BundleReader:
         sent = (
             hashlib.sha256(output).hexdigest() if len(output) > self.max_test_output_bytes else None
         )
-        output = bounded(output, self.max_test_output_bytes)
+        kept = bounded(output, self.max_test_output_bytes)
         if not patch_bytes and float(obj["test_reward"]) > 0:
             # An attempt with no patch cannot be a passing candidate: there is nothing to review.
             raise self._fail(
@@ -308,8 +308,9 @@ class BundleReader:
             status=obj.get("status", "valid"),
             test_reward=float(obj["test_reward"]),
             test_report=obj.get("test_report", {}),
-            test_output=output,
+            test_output=kept.data,
             test_output_sha256=sent,
+            test_output_dropped=kept.dropped,
             patch=self._patch(patch_bytes, line, f"{field}.patch") if patch_bytes else None,
             trajectory=trajectory,
             num_turns=obj.get("num_turns"),

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grading.domain.patches import PatchStats
-from grading.domain.test_outputs import TestOutputFile
+from grading.domain.test_outputs import KeptOutput, TestOutputFile
 
 # PatchFile.source_path / target_path are 1,024-character columns.
 MAX_PATH_CHARS = 1024
@@ -95,6 +95,8 @@ class AttemptRecord:
     # The SHA-256 of inline output as it was sent, when `test_output` holds it cut (`bounded`):
     # identity is what was sent, as with a file (`TestOutputFile.digest`).
     test_output_sha256: str | None = None
+    # How many bytes of the inline output sent `test_output` leaves out (0: it is whole).
+    test_output_dropped: int = 0
 
     @property
     def passed(self) -> bool:
@@ -102,8 +104,24 @@ class AttemptRecord:
         # `Attempt.Status.VALID`; this layer imports no models).
         return self.status == "valid" and self.test_reward > 0
 
-    def read_test_output(self) -> bytes:
-        return self.test_output_file.read() if self.test_output_file else self.test_output
+    def read_test_output(self) -> KeptOutput:
+        if self.test_output_file is not None:
+            return self.test_output_file.read()
+        return KeptOutput(self.test_output, self.test_output_dropped)
+
+    def fuller_test_output(self, stored_dropped: int) -> KeptOutput | None:
+        """This record's copy of its test output when it keeps more than a stored copy of the
+        same output (the same digest) that dropped `stored_dropped` bytes, else None: a copy
+        stored whole is never replaced (so never cut shorter), nor a cut one by a copy that
+        keeps no more. A file is read only when its size says this limit may keep more, and
+        then only the parts a write would keep."""
+        if stored_dropped <= 0:
+            return None
+        output = self.test_output_file
+        if output is not None and not output.may_keep_more(stored_dropped):
+            return None
+        kept = self.read_test_output()
+        return kept if kept.dropped < stored_dropped else None
 
     def test_output_digest(self) -> str:
         if self.test_output_file is not None:

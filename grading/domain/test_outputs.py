@@ -10,6 +10,12 @@ fall on line breaks when one is near, so no line is kept half.
 
 Only the two kept parts are ever read (the rest is skipped by seeking), so memory stays within
 the limit whatever the file's size.
+
+What is stored says how much it dropped (`KeptOutput.dropped`, kept on the attempt): a group
+imported again under a larger limit has the same identity (the whole output's digest), and its
+stored copy is rewritten in place when this import keeps more of it
+(`AttemptRecord.fuller_test_output`), so a cut output is made whole without deleting a group
+that may have been reviewed and graded.
 """
 
 from __future__ import annotations
@@ -28,6 +34,19 @@ _SNAP = 4096
 
 
 @dataclass(frozen=True)
+class KeptOutput:
+    """What is stored of a test output: the whole of it, or its start, a marker and its end;
+    `dropped` is how many of the output's bytes are not in it (0 when it is whole)."""
+
+    data: bytes
+    dropped: int = 0
+
+    @property
+    def whole(self) -> bool:
+        return self.dropped == 0
+
+
+@dataclass(frozen=True)
 class TestOutputFile:
     path: Path
     limit: int = DEFAULT_MAX_TEST_OUTPUT_BYTES
@@ -41,12 +60,18 @@ class TestOutputFile:
     def truncated(self) -> bool:
         return self.size > self.limit
 
-    def read(self) -> bytes:
+    def read(self) -> KeptOutput:
         """The whole file when it is within the limit, else its start, a marker and its end."""
         head, tail, size = self._parts()
         if size <= self.limit:
-            return head
-        return head + _marker(size, len(head), len(tail), self.limit) + tail
+            return KeptOutput(head)
+        return _cut(size, head, tail, self.limit)
+
+    def may_keep_more(self, dropped: int) -> bool:
+        """Whether this limit might keep more of the file than a stored copy of it that
+        dropped `dropped` bytes, told from the file's size alone (no cut keeps more than the
+        limit): when the copy kept that much already, the file is left unread."""
+        return self.size - dropped < self.limit
 
     def digest(self) -> str:
         """The SHA-256 of the whole file, streamed, whatever the limit: what the harness wrote
@@ -62,13 +87,15 @@ class TestOutputFile:
 
     def note(self) -> str:
         """What the import report says of a file over the limit. Said of the file, not of this
-        import's write: a group imported before and unchanged keeps the copy it has."""
+        import's write: a group imported before keeps the copy it has unless this import keeps
+        more of the file (the group is then reported "completed", with a note of its own)."""
         head, tail, size = self._parts()
         return (
             f"the test output is {size:,} bytes, over the {self.limit:,} bytes {SETTING} "
             f"keeps: a group written from it keeps its first {len(head):,} and last "
             f"{len(tail):,} bytes, with a marker line where {size - len(head) - len(tail):,} "
-            f"bytes were dropped; raise {SETTING} to keep it whole"
+            f"bytes were dropped; to keep it whole, raise {SETTING} and import it again (a "
+            "group stored cut is completed in place, its reviews and grades kept)"
         )
 
     def _parts(self) -> tuple[bytes, bytes, int]:
@@ -86,12 +113,17 @@ class TestOutputFile:
             return *_kept(size, self.limit, read_at), size
 
 
-def bounded(data: bytes, limit: int) -> bytes:
+def bounded(data: bytes, limit: int) -> KeptOutput:
     """Test output sent inline (a bundle's `test_output`), cut as a file over `limit` is."""
     if len(data) <= limit:
-        return data
+        return KeptOutput(data)
     head, tail = _kept(len(data), limit, lambda offset, n: data[offset : offset + n])
-    return head + _marker(len(data), len(head), len(tail), limit) + tail
+    return _cut(len(data), head, tail, limit)
+
+
+def _cut(size: int, head: bytes, tail: bytes, limit: int) -> KeptOutput:
+    dropped = size - len(head) - len(tail)
+    return KeptOutput(head + _marker(size, len(head), len(tail), limit) + tail, dropped)
 
 
 def _kept(size: int, limit: int, read_at: Callable[[int, int], bytes]) -> tuple[bytes, bytes]:

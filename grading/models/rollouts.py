@@ -198,6 +198,13 @@ class Attempt(models.Model):
     # zstd-compressed bytes: test output may hold NUL or undecodable bytes and is kept faithfully.
     test_output_z = models.BinaryField(default=b"", blank=True)
     test_output_size = models.PositiveIntegerField(default=0)
+    # The stored copy's own record of being cut, rather than its marker line (which any test
+    # output may print): an import that keeps more of the same output rewrites it in place.
+    test_output_dropped = models.PositiveBigIntegerField(
+        default=0,
+        help_text="Bytes of the test output not stored: the middle of an output over "
+        "GAGAR_MAX_TEST_OUTPUT_BYTES, where its marker line is (0: stored whole).",
+    )
     patch = models.ForeignKey(
         Patch, null=True, blank=True, on_delete=models.PROTECT, related_name="attempts"
     )

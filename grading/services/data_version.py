@@ -8,6 +8,8 @@ signals miss queryset `update()`, `bulk_create()` and m2m writes through a `thro
 
 from __future__ import annotations
 
+import uuid
+
 from django.db import transaction
 from django.db.models import F
 
@@ -33,3 +35,16 @@ def data_changed() -> None:
     Call it once per service call, not per row: each call is one UPDATE after the commit.
     """
     transaction.on_commit(_bump, robust=True)
+
+
+def data_version_renew() -> str:
+    """A new token for the data version, at once: every cached statistic and consensus stops
+    matching and is computed again. For what no writer is told about: a database restored from
+    a backup (its counter rewinds to values that caches computed since already carry), edits in
+    raw SQL, `manage.py shell` or a data migration. Returns the new version."""
+    token = uuid.uuid4()
+    with transaction.atomic():
+        if not DataVersion.objects.filter(pk=1).update(token=token, n=F("n") + 1):
+            DataVersion.objects.get_or_create(pk=1, defaults={"token": token, "n": 1})
+        row = DataVersion.objects.get(pk=1)
+    return f"{row.token}:{row.n}"

@@ -3,6 +3,12 @@
 Every group is written inside its own savepoint; in all-or-nothing mode the first problem stops
 writing, the rest of the file is still read so every problem is reported at once, and the outer
 transaction is rolled back.
+
+A group's outcome (`Outcome`): "created"; "unchanged" (the same content is stored: nothing
+written); "completed" (the same content, but a test output stored cut is rewritten in place
+because this import keeps more of it, under a larger GAGAR_MAX_TEST_OUTPUT_BYTES: the group, its
+attempts, reviews and grades stay); "replaced" (other content, with `replace`: deleted and
+written again).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, get_args
 
 from django.db import (
     DatabaseError,
@@ -35,13 +41,17 @@ from grading.domain.records import (
     TaskRecord,
 )
 from grading.domain.repos import NO_FOLDERS
+from grading.domain.test_outputs import SETTING as TEST_OUTPUT_SETTING
+from grading.domain.test_outputs import KeptOutput
 from grading.domain.wording import plural
 from grading.models import Attempt, Group, Patch, PatchFile, Run, Step, Task
 from grading.services.data_version import data_changed
 from grading.services.repo_sources import task_source_check
 from grading.services.trajectories import trajectory_store
 
-Outcome = Literal["created", "unchanged", "replaced"]
+Outcome = Literal["created", "unchanged", "completed", "replaced"]
+# Every outcome, in the order summaries name them: the API's enum is this (grading.api).
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 logger = logging.getLogger("gagar.import")
 MAX_REPORTED_PROBLEMS = 200
 NO_PASSING = "0 passing attempts"
@@ -59,6 +69,9 @@ class GroupResult:
     step: int
     task: str
     outcome: Outcome
+    # What this import did to the group that the outcome alone does not say (the test outputs
+    # a "completed" group had rewritten); dropped with the results when the import rolls back.
+    notes: list[ImportNote] = field(default_factory=list)
 
 
 @dataclass
@@ -85,9 +98,13 @@ class ImportReport:
         return not self.problems
 
     def summary(self) -> str:
+        # "completed" is named only when there is one: it is rare, and this line is parsed.
+        completed = self.count("completed")
         head = (
             f"{plural(self.count('created'), 'group')} created, "
-            f"{self.count('unchanged')} unchanged, {self.count('replaced')} replaced, "
+            f"{self.count('unchanged')} unchanged, "
+            + (f"{completed} completed, " if completed else "")
+            + f"{self.count('replaced')} replaced, "
             f"{plural(self.attempts_created, 'attempt')} written"
         )
         if self.rolled_back:
@@ -119,6 +136,7 @@ class ImportReport:
                 lines.append(f"  … and {len(shown) - MAX_LISTED} more (see the admin)")
         lines += [f"warning: {w}" for w in self.warnings()]
         lines += [f"note: {n}" for n in self.notes]
+        lines += [f"note: {n}" for r in self.results for n in r.notes]
         return "\n".join(lines)
 
     def note_source(self, task: Task) -> None:
@@ -263,6 +281,7 @@ def groups_import(  # noqa: C901
         "event": "import.failed" if report.rolled_back else "import.done",
         "groups": len(report.results),
         "groups_created": report.count("created") if not report.rolled_back else 0,
+        "groups_completed": report.count("completed"),
         "attempts_read": report.attempts_read,
         "attempts_created": report.attempts_created,
         "attempts_passing": report.attempts_passing,
@@ -314,7 +333,10 @@ def group_write(
     existing = Group.objects.filter(step=step, task=task).first()
     if existing is not None:
         if existing.content_hash == content_hash:
-            return _result(existing, record, "unchanged"), 0
+            notes = _test_outputs_complete(existing, record)
+            result = _result(existing, record, "completed" if notes else "unchanged")
+            result.notes = notes
+            return result, 0
         if not replace:
             raise _Conflict(
                 f"group for task {task.external_id!r} in {run.name!r} step {step.number} already "
@@ -339,6 +361,67 @@ def group_write(
         )
     attempts_written = _attempts_write(group, record)
     return _result(group, record, outcome), attempts_written
+
+
+def _test_outputs_complete(group: Group, record: GroupRecord) -> list[ImportNote]:
+    """Rewrite in place each stored test output of the group that was cut when this import
+    keeps more of it (the group's content, so each attempt's whole output, is the same);
+    one note per attempt rewritten. One query when nothing is stored cut (the usual case)."""
+    cut = list(
+        Attempt.objects.filter(group=group, test_output_dropped__gt=0).only(
+            "pk", "external_id", "test_output_dropped"
+        )
+    )
+    if not cut:
+        return []
+    specs = {spec.external_id: (index, spec) for index, spec in enumerate(record.attempts)}
+    notes = []
+    for stored in cut:
+        # The same content: the same attempts (an id is never edited, but a row that is not
+        # the record's is left as it is).
+        index, spec = specs.get(stored.external_id, (-1, None))
+        fuller = spec.fuller_test_output(stored.test_output_dropped) if spec else None
+        if spec is None or fuller is None:
+            continue
+        with _writing(f"$.attempts[{index}].test_output"):
+            # Conditional, so a concurrent import that stored even more is never cut back.
+            written = Attempt.objects.filter(
+                pk=stored.pk, test_output_dropped__gt=fuller.dropped
+            ).update(**_test_output_columns(fuller))
+        if written:
+            notes.append(_completed_note(record, spec, stored.test_output_dropped, fuller))
+    return notes
+
+
+def _completed_note(
+    record: GroupRecord, spec: AttemptRecord, was_dropped: int, fuller: KeptOutput
+) -> ImportNote:
+    source, line = (
+        (str(spec.test_output_file.path), None)
+        if spec.test_output_file is not None
+        else (record.source, record.line)
+    )
+    done = (
+        "is stored whole now"
+        if fuller.whole
+        else f"keeps {was_dropped - fuller.dropped:,} more bytes now ({fuller.dropped:,} "
+        f"still dropped; raise {TEST_OUTPUT_SETTING} to keep it whole)"
+    )
+    return ImportNote(
+        source,
+        line,
+        f"the test output of attempt {spec.external_id!r} (task {record.task_id!r}, "
+        f"{record.run!r} step {record.step}), stored cut ({was_dropped:,} bytes dropped), {done}: "
+        "rewritten in place from this import, the group, its reviews and grades kept",
+    )
+
+
+def _test_output_columns(kept: KeptOutput) -> dict[str, Any]:
+    return {
+        "test_output_z": compress(kept.data) if kept.data else b"",
+        "test_output_size": len(kept.data),
+        "test_output_dropped": kept.dropped,
+    }
 
 
 def _result(group: Group, record: GroupRecord, outcome: Outcome) -> GroupResult:
@@ -494,7 +577,6 @@ def _attempt_refused(rows: list[Attempt], record: GroupRecord) -> None:
 def _attempt_row(
     group: Group, index: int, spec: AttemptRecord, patches: dict[str, Patch]
 ) -> Attempt:
-    test_output = spec.read_test_output()
     return Attempt(
         group=group,
         external_id=spec.external_id,
@@ -502,8 +584,7 @@ def _attempt_row(
         status=spec.status,
         test_reward=spec.test_reward,
         test_report=spec.test_report,
-        test_output_z=compress(test_output) if test_output else b"",
-        test_output_size=len(test_output),
+        **_test_output_columns(spec.read_test_output()),
         patch=patches[spec.patch.stats.sha256] if spec.patch else None,
         num_turns=spec.num_turns,
         tokens_in=spec.tokens_in,

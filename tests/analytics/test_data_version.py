@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import re
 import threading
-from io import BytesIO
+from io import BytesIO, StringIO
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ import pytest
 from django.apps import apps
 from django.contrib import admin
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.db import connection, connections, models, transaction
 from django.forms import MultiWidget
 from django.test import RequestFactory
@@ -100,6 +101,43 @@ def _admin_save(client: Any, obj: Any, **changes: Any) -> None:
     data.update(changes)
     response = client.post(url, data)
     assert response.status_code == 302, response.context["adminform"].form.errors
+
+
+# --- what no writer is told about: a restore, raw SQL ---------------------------------------
+
+
+def test_a_restored_database_cannot_take_a_later_snapshot_for_current(
+    db, enqueued, django_capture_on_commit_callbacks
+):
+    study = _study()
+    backup = DataVersion.objects.values("token", "n").get(pk=1)
+    # After the backup: a label changes and the dashboard is computed on that version.
+    label = Label.objects.filter(candidate__attempt=study.attempts[0][2]).first()
+    with django_capture_on_commit_callbacks(execute=True):
+        Label.objects.filter(pk=label.pk).update(tier=Label.Tier.T1)
+        data_changed()
+    _dashboard_computed(enqueued)
+    # Restored: the data and the counter go back; the next write counts up to the version the
+    # snapshot carries, although the restored data differ from what it was computed on.
+    Label.objects.filter(pk=label.pk).update(tier=label.tier)
+    DataVersion.objects.filter(pk=1).update(**backup)
+    with django_capture_on_commit_callbacks(execute=True):
+        data_changed()
+    assert snapshot_for_page(params=DASHBOARD).fresh  # the hazard the command is for
+    out = StringIO()
+    call_command("data_version", "--renew", stdout=out)
+    assert "renewed" in out.getvalue() and data_fingerprint() in out.getvalue()
+    assert str(backup["token"]) not in data_fingerprint()
+    assert not snapshot_for_page(params=DASHBOARD).fresh
+
+
+def test_the_command_prints_the_version_and_renew_starts_a_missing_row(db):
+    out = StringIO()
+    call_command("data_version", stdout=out)
+    assert out.getvalue().strip() == f"data version {data_fingerprint()}"
+    DataVersion.objects.all().delete()
+    call_command("data_version", "--renew", stdout=StringIO())
+    assert DataVersion.objects.get(pk=1).n == 1 and data_fingerprint() != "none"
 
 
 # --- edits in place that counts and maxima missed ------------------------------------------

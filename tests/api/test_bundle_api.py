@@ -7,7 +7,7 @@ from rest_framework.test import APIClient
 from grading.models import ApiToken, Attempt, Group
 from grading.services.tokens import api_token_create, api_token_revoke
 from tests.factories import ServiceAccountFactory
-from tests.importers.helpers import group, jsonl
+from tests.importers.helpers import attempt, group, jsonl
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/bundles"
@@ -109,3 +109,23 @@ def test_the_openapi_schema_describes_the_endpoint(client_with_token):
     response = client.get("/api/v1/schema", HTTP_ACCEPT="application/json")
     assert response.status_code == 200
     assert "/api/v1/bundles" in response.content.decode()
+
+
+def test_a_cut_test_output_sent_again_under_a_larger_limit_is_completed(
+    client_with_token, settings
+):
+    client, _ = client_with_token
+    output = "".join(f"DEBUG polling, attempt {i:06d}\n" for i in range(2000)) + "1 failed\n"
+    bundle = jsonl(group(attempts=[attempt("a1", test_output=output)]))
+    settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 8 * 1024
+    first = post(client, bundle).json()["groups"][0]
+    assert len(Attempt.objects.get().test_output()) < len(output)
+
+    settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 1024 * 1024
+    again = post(client, bundle)
+    assert again.status_code == 200, again.content
+    (answer,) = again.json()["groups"]
+    assert answer["outcome"] == "completed"
+    assert answer["group_db_id"] == first["group_db_id"]
+    assert "1 completed" in again.json()["summary"]
+    assert Attempt.objects.get().test_output() == output.encode()

@@ -10,6 +10,7 @@ from django.test import Client
 
 from grading.models import GraderRun, Group
 from grading.selectors.training import ATTEMPT_COLUMNS, GROUP_COLUMNS
+from grading.services.imports import OUTCOMES
 from tests.importers.helpers import jsonl
 from tests.training.builders import config, grade, import_groups, step_group
 
@@ -205,3 +206,12 @@ def test_every_json_answer_has_string_ids_and_one_tier_encoding(full):
         assert _walk(response.json()) == [], name
     one = answers["group advantages"].json()
     assert (one["group_id"], one["group_db_id"]) == ("run-1/0/t-1", g.pk)
+
+
+def test_both_import_endpoints_declare_every_outcome(schema):
+    for path in ("/api/v1/bundles", SUBMIT):
+        answer = schema["paths"][path]["post"]["responses"]["200"]["content"]["application/json"]
+        groups = _resolve(schema, answer["schema"])["properties"]["groups"]
+        outcome = _resolve(schema, groups["items"])["properties"]["outcome"]
+        assert _resolve(schema, outcome["allOf"][0])["enum"] == list(OUTCOMES)
+    assert "completed" in OUTCOMES  # what a client must expect besides created/unchanged

@@ -98,7 +98,8 @@ def test_a_test_output_over_the_limit_keeps_its_start_and_end_and_says_so(
         f"note: {first}: the test output is {len(data):,} bytes, over the {limit:,} bytes "
         f"GAGAR_MAX_TEST_OUTPUT_BYTES keeps: a group written from it keeps its first "
         f"{len(head):,} and last {len(tail):,} bytes, with a marker line where {dropped:,} bytes "
-        "were dropped; raise GAGAR_MAX_TEST_OUTPUT_BYTES to keep it whole"
+        "were dropped; to keep it whole, raise GAGAR_MAX_TEST_OUTPUT_BYTES and import it again "
+        "(a group stored cut is completed in place, its reviews and grades kept)"
     ) in out
     assert str(second) not in out
     assert Attempt.objects.count() == len(entries)
@@ -108,8 +109,9 @@ def test_the_limit_is_storage_not_identity_so_importing_again_is_unchanged(
     shared_data, tmp_path, settings
 ):
     """The file the harness wrote is the attempt's identity; the limit only says how much of it
-    is stored. So the same folder imported again, under any limit, is unchanged: an import of
-    many groups never fails over one output stored whole before or cut under another limit."""
+    is stored. So the same folder imported again, under any limit, is the same group: an import
+    of many groups never fails over one output stored whole before or cut under another limit
+    (a cut one is completed in place under a larger limit: test_test_output_completion)."""
     args, folder, entries = one_system(shared_data, tmp_path)
     output = folder / "logs" / entries[0][0]["instance_id"] / "test_output.txt"
     data = long_test_output(output.read_text(), 256 * KIB)
@@ -122,12 +124,17 @@ def test_the_limit_is_storage_not_identity_so_importing_again_is_unchanged(
     out = run_import(*args)
     assert f"{len(entries)} unchanged" in out
     assert output_of(entries[0]) == data  # the whole copy is kept
-    # A new group cut under the smaller limit stays cut when the limit is raised again.
+    # A new group cut under the smaller limit is the same group when the limit is raised again:
+    # its output is completed, nothing is replaced.
     output.write_bytes(data + b"one more line\n")
     run_import(*args, "--replace")
-    assert MARKER.search(output_of(entries[0])) is not None
+    cut = Attempt.objects.get(group__task__external_id=entries[0][0]["instance_id"])
+    assert MARKER.search(cut.test_output()) is not None
     settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 2 * len(data)
-    assert f"{len(entries)} unchanged" in run_import(*args)
+    out = run_import(*args)
+    assert f"{len(entries) - 1} unchanged, 1 completed, 0 replaced" in out
+    whole = Attempt.objects.get(group__task__external_id=entries[0][0]["instance_id"])
+    assert (whole.pk, whole.test_output()) == (cut.pk, data + b"one more line\n")
 
 
 def test_a_huge_test_output_is_never_read_whole(shared_data, tmp_path, settings):
@@ -282,14 +289,17 @@ def test_an_inline_output_cut_or_not_is_the_same_group_under_any_limit(settings)
     data = long_test_output("+ pytest -rA tests\n", 64 * 1024)
     bundle = jsonl(group(attempts=[{**attempt("a1"), "test_output": data.decode()}]))
     settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 8 * 1024
-    run_bundle(bundle)
+    first = run_bundle(bundle)
     settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 1024 * 1024
-    assert run_bundle(bundle).count("unchanged") == 1
+    again = run_bundle(bundle)
+    # The same group (no conflict, nothing replaced); its cut output is completed in place.
+    assert [r.outcome for r in again.results] == ["completed"]
+    assert again.results[0].group_id == first.results[0].group_id
 
 
 @pytest.mark.parametrize("limit", range(9990, 10010))
 def test_a_cut_without_a_line_break_near_never_splits_a_character(limit):
     data = ("é" * 20000 + "€𝄞" * 3000).encode()  # 2-, 3- and 4-byte characters, no line break
-    kept = bounded(data, limit)
+    kept = bounded(data, limit).data
     kept.decode("utf-8")  # strict: a split character raises
     assert len(kept) < limit + 300

@@ -162,3 +162,25 @@ def test_the_routes_are_in_the_openapi_schema(client):
     row = schema["components"]["schemas"]["AdvantageAttemptRow"]["properties"]
     assert {"adv_gagar", "reward_equivalent", "coefficient"} <= set(row)
     assert "bearerAuth" in schema["components"]["securitySchemes"]
+
+
+def test_a_cut_test_output_sent_again_under_a_larger_limit_is_completed_not_regraded(
+    client, settings
+):
+    output = "".join(f"DEBUG polling, attempt {i:06d}\n" for i in range(2000)) + "1 failed\n"
+    sent = step_group("t-1")
+    sent["attempts"][0]["test_output"] = output
+    settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 8 * 1024
+    first = submit(client, sent).json()["groups"][0]
+    settings.GAGAR_MAX_TEST_OUTPUT_BYTES = 1024 * 1024
+    again = submit(client, sent)
+    assert again.status_code == 200, again.content
+    (answer,) = again.json()["groups"]
+    assert answer["outcome"] == "completed"
+    assert (answer["group_db_id"], answer["grader_run_id"]) == (
+        first["group_db_id"],
+        first["grader_run_id"],
+    )
+    assert GraderRun.objects.count() == 1
+    stored = Group.objects.get().attempts.get(external_id="p1").test_output()
+    assert stored == output.encode()
