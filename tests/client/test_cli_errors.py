@@ -93,3 +93,13 @@ def test_a_page_size_within_the_cap_does_not_warn():
     with Client("http://gagar", "t", transport=server) as client, warnings.catch_warnings():
         warnings.simplefilter("error")
         assert len(client.labels(page_size=2)) == 5
+
+
+def test_the_clients_own_validation_shows_values_as_json(tmp_path, capsys):
+    step = tmp_path / "step.jsonl"
+    step.write_text('null\n{"schema": "gagar.group.v9"}\n')
+    assert main([*COMMON, "submit", str(step)]) == 1
+    err = capsys.readouterr().err
+    assert "line 1: expected an object, found null" in err
+    assert 'line 2: schema: expected "gagar.group.v1", found "gagar.group.v9"' in err
+    assert "None" not in err and "'gagar" not in err

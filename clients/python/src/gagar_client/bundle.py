@@ -170,6 +170,36 @@ def default_group_id(run: str, step: int, task_id: str) -> str:
     return f"{run}/{step}/{task_id}"
 
 
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:60] + "…"
+
+
+_KINDS = {"object": "an object", "array": "a list", "string": "a string", "integer": "an integer"}
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    """jsonschema's message with values as JSON (null, "x"), as the server words them
+    (grading.domain.wording there; this package cannot import the server's code)."""
+    found = _shown(error.instance)
+    if error.validator == "type" and isinstance(error.validator_value, str):
+        kind = _KINDS.get(error.validator_value, error.validator_value)
+        return f"expected {kind}, found {found}"
+    if error.validator == "const":
+        return f"expected {_shown(error.validator_value)}, found {found}"
+    if error.validator == "enum":
+        return f"expected one of {', '.join(map(_shown, error.validator_value))}, found {found}"
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = [k for k in error.validator_value if k not in error.instance]
+        return (
+            f"required propert{'y' if len(missing) == 1 else 'ies'} missing: {', '.join(missing)}"
+        )
+    quoted = repr(error.instance)
+    if error.message.startswith(quoted):
+        return found + error.message[len(quoted) :]
+    return error.message
+
+
 def validate(groups: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Check each group against the JSON Schema, plus what a schema cannot say (attempt ids
     unique in a group, one group per task and step); raises BundleError listing every problem,
@@ -180,7 +210,7 @@ def validate(groups: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     for i, obj in enumerate(items):
         for error in sorted(_validator().iter_errors(obj), key=lambda e: list(e.absolute_path)):
             path = ".".join(str(p) for p in error.absolute_path)
-            problems.append(Problem(i + 1, path, error.message))
+            problems.append(Problem(i + 1, path, _message(error)))
         if not isinstance(obj, dict):
             continue
         ids = [a.get("id") for a in obj.get("attempts") or [] if isinstance(a, dict)]
