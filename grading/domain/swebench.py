@@ -430,13 +430,13 @@ def _system_attempts(
         # A report for instances the tasks do not hold is likely the wrong report or tasks.
         stray = sorted(set(report.evaluations) - set(tasks))
         if stray:
-            shown = ", ".join(_quote(s) for s in stray[:5])
+            names = ", ".join(_quote(s) for s in stray[:5])
             more = f" and {len(stray) - 5} more" if len(stray) > 5 else ""
             yield ImportNote(
                 report.source,
                 None,
                 f"the report names {len(stray)} instance{'s' if len(stray) != 1 else ''} "
-                f"not in the tasks: {shown}{more} (ignored)",
+                f"not in the tasks: {names}{more} (ignored)",
             )
 
 

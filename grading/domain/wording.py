@@ -98,10 +98,11 @@ def schema_message(  # noqa: C901 (one branch per JSON Schema keyword, flat)
             "exclusiveMaximum": "less than",
         }[validator]
         return f"must be {words} {shown(expected)}, found {found}"
-    if validator == "minLength":
-        return f"must be at least {expected} characters, found {found}"
-    if validator == "maxLength":
-        return f"must be at most {expected} characters, found {shown(instance, 60)}"
+    if validator == "minLength" and isinstance(instance, str):
+        return f"too short: {len(instance)} characters, at least {expected}; found {found}"
+    if validator == "maxLength" and isinstance(instance, str):
+        # The length, not the value: a megabyte id quoted back helps no one.
+        return f"too long: {len(instance):,} characters, at most {expected}"
     if validator == "pattern":
         return f"must match {shown(expected)}, found {found}"
     if validator == "minItems":

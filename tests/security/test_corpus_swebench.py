@@ -488,7 +488,7 @@ def test_an_oversized_value_is_refused_not_truncated(case: str, tmp_path: Path) 
 
 def test_an_unknown_megabyte_instance_id_is_refused_in_a_short_message(tmp_path: Path) -> None:
     message = _refusal(tmp_path, _prediction(instance_id=A_HUGE))
-    assert "$.instance_id: no task record for 'AAAA" in message and len(message) < 2000
+    assert '$.instance_id: no task record for "AAAA' in message and len(message) < 2000
 
 
 # --- trajectory lookup stays in its folder ---------------------------------------------------
@@ -521,7 +521,11 @@ def test_an_instance_id_cannot_lead_the_trajectory_lookup_out_of_its_folder(
     _both_ids(instance_id)(inputs)
     message = assert_refused(inputs.write(root))
     # Messages quote at most 80 characters of a value (a long tmp path is cut after 60, "…").
-    quoted = repr(instance_id) if len(repr(instance_id)) <= 80 else repr(instance_id)[:60] + "…"
+    quoted = (
+        json.dumps(instance_id)
+        if len(json.dumps(instance_id)) <= 80
+        else json.dumps(instance_id)[:60] + "…"
+    )
     assert f": $.instance_id: {quoted} cannot name a trajectory" in message, message
     assert not Trajectory.objects.exists()
 

@@ -66,12 +66,16 @@ CASES: dict[str, tuple[Callable[[], bytes], str, str]] = {
         "nested deeper",
     ),
     "integer of 5000 digits": (_replace('"step": 0', '"step": ' + "9" * 5000), "$", "5000 digits"),
-    "step over int32": (_replace('"step": 0', '"step": 2147483648'), "$.step", "maximum"),
+    "step over int32": (
+        _replace('"step": 0', '"step": 2147483648'),
+        "$.step",
+        "at most 2147483647",
+    ),
     "step over int64": (_replace('"step": 0', '"step": 9223372036854775808'), "$.step", "64-bit"),
     "turns over int32": (
         _mutated(lambda r: r["attempts"][0].update(num_turns=2**31)),
         "$.attempts[0].num_turns",
-        "maximum",
+        "at most 2147483647",
     ),
     "tokens over int64": (
         _mutated(lambda r: r["attempts"][0].update(tokens_in=2**63)),
@@ -176,9 +180,11 @@ def test_the_api_answers_400_with_line_and_field(api: APIClient, name: str) -> N
         text = response.content.decode()
         assert words in text and "SELECT" not in text and "INSERT" not in text
         problems = response.json()["problems"]
-        # An array body that cannot be decoded is read as it came: its one row is "$[0]".
+        # An array body that cannot be decoded is read as it came: its one row is "$[0]", on
+        # line 1; one that decodes is located by its index in the array (no lines there).
         where = problems[0]["field"].replace("$[0]", "$", 1)
-        assert problems[0]["line"] == 1 and where.startswith(field), problems
+        located = (problems[0]["line"], problems[0].get("index"))
+        assert located in ((1, None), (None, 0)) and where.startswith(field), problems
     assert counts() == dict.fromkeys(counts(), 0)
 
 
@@ -345,7 +351,7 @@ def test_a_report_naming_instances_not_in_the_tasks_is_warned_about(tmp_path: Pa
     call_command("import", "swebench", *inputs.write(tmp_path), stdout=output, stderr=err)
     # A warning in the import's summary, and the import goes through.
     said = output.getvalue()
-    assert "names 2 instances not in the tasks: 'ghost-1', 'ghost-2' (ignored)" in said, said
+    assert 'names 2 instances not in the tasks: "ghost-1", "ghost-2" (ignored)' in said, said
     assert "note: " in said and Group.objects.count() == 1
 
 

@@ -71,5 +71,5 @@ def test_it_rejects_an_unknown_format():
         detect_format(42)
     with pytest.raises(TrajectoryFormatError, match="unknown trajectory format: object with"):
         detect_format({"steps": []})
-    with pytest.raises(TrajectoryFormatError, match="unknown trajectory format: 'xml'"):
+    with pytest.raises(TrajectoryFormatError, match='unknown trajectory format: "xml"'):
         events_from_object([], "xml")
