@@ -182,15 +182,16 @@ def _message(error: jsonschema.ValidationError) -> str:
     """jsonschema's message with values as JSON (null, "x"), as the server words them
     (grading.domain.wording there; this package cannot import the server's code)."""
     found = _shown(error.instance)
-    if error.validator == "type" and isinstance(error.validator_value, str):
-        kind = _KINDS.get(error.validator_value, error.validator_value)
+    expected: Any = error.validator_value
+    if error.validator == "type" and isinstance(expected, str):
+        kind = _KINDS.get(expected, expected)
         return f"expected {kind}, found {found}"
     if error.validator == "const":
-        return f"expected {_shown(error.validator_value)}, found {found}"
+        return f"expected {_shown(expected)}, found {found}"
     if error.validator == "enum":
-        return f"expected one of {', '.join(map(_shown, error.validator_value))}, found {found}"
+        return f"expected one of {', '.join(map(_shown, expected))}, found {found}"
     if error.validator == "required" and isinstance(error.instance, dict):
-        missing = [k for k in error.validator_value if k not in error.instance]
+        missing = [k for k in expected if k not in error.instance]
         return (
             f"required propert{'y' if len(missing) == 1 else 'ies'} missing: {', '.join(missing)}"
         )
