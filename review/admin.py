@@ -12,6 +12,8 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from grading.admin.data_version import VersionedAdmin
+from grading.services.tokens import SERVICE_ACCOUNTS_GROUP
+from review.forms import OfferedChoices
 from review.models import Assignment, Campaign, Candidate, Disagreement, FixRequest, Label
 from review.services.campaigns import reviewers_check, service_reviewers_refuse
 from review.services.impact import campaign_impact_refresh
@@ -25,6 +27,16 @@ class CampaignAdminForm(forms.ModelForm[Campaign]):
     class Meta:
         model = Campaign
         fields = "__all__"  # noqa: DJ007 — the admin's own field list decides what is shown
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Service accounts are not offered; one already on this campaign stays listed (and
+        # selected), so that saving refuses it by name instead of dropping it unseen.
+        field = self.fields.get("reviewers")
+        if isinstance(field, forms.ModelMultipleChoiceField) and field.queryset is not None:
+            current = self.instance.reviewers.all() if self.instance.pk else User.objects.none()
+            people = field.queryset.exclude(groups__name=SERVICE_ACCOUNTS_GROUP)
+            field.widget.choices = OfferedChoices(field, (people | current).distinct())
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

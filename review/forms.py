@@ -64,7 +64,7 @@ class FixRequestForm(forms.Form):
     )
 
 
-class _OfferedChoices(ModelChoiceIterator):
+class OfferedChoices(ModelChoiceIterator):
     """The field's choices drawn from a narrower queryset than the one it validates against."""
 
     def __init__(self, field: forms.ModelChoiceField, queryset: QuerySet[Any]) -> None:
@@ -88,13 +88,13 @@ class ReviewersField(forms.ModelMultipleChoiceField):
             **kwargs,
         )
         self.offered = users.exclude(groups__name=SERVICE_ACCOUNTS_GROUP)
-        self.widget.choices = _OfferedChoices(self, self.offered)
+        self.widget.choices = OfferedChoices(self, self.offered)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ReviewersField:
         # Each form gets its own copy, whose queryset setter resets the widget's choices.
         result: ReviewersField = super().__deepcopy__(memo)
         result.offered = self.offered.all()
-        result.widget.choices = _OfferedChoices(result, result.offered)
+        result.widget.choices = OfferedChoices(result, result.offered)
         return result
 
     def clean(self, value: Any) -> Any:

@@ -4,6 +4,7 @@ of reviewers, and staff (who can read grader verdicts) only when chosen knowingl
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -127,6 +128,13 @@ def _admin_data(campaign: Campaign, **changes: Any) -> dict[str, Any]:
     return data
 
 
+def _reviewer_options(page: str) -> str:
+    """The admin's reviewers select (other selects, such as created_by, list every account)."""
+    found = re.search(r'<select name="reviewers".*?</select>', page, re.S)
+    assert found, "no reviewers select on the page"
+    return found.group(0)
+
+
 @pytest.fixture
 def root(db):
     return StaffFactory.create(username="root", is_superuser=True)
@@ -138,6 +146,9 @@ def test_the_admin_refuses_a_service_account(client, root, reviewer, loop, sampl
     )
     client.force_login(root)
     url = f"/admin/review/campaign/{campaign.pk}/change/"
+    for page in (client.get(url), client.get("/admin/review/campaign/add/")):
+        offered = _reviewer_options(page.content.decode())
+        assert f'value="{reviewer.pk}"' in offered and f'value="{loop.pk}"' not in offered
     response = client.post(url, _admin_data(campaign, reviewers=[reviewer.pk, loop.pk]))
     assert response.status_code == 200
     assert "training-loop: a service account cannot be a campaign reviewer" in (
@@ -180,6 +191,8 @@ def test_an_existing_service_reviewer_is_shown_and_must_be_taken_out(
     detail = client.get(f"/review/staff/{campaign.pk}/").content.decode()
     assert "training-loop: a service account among the reviewers" in detail
     url = f"/admin/review/campaign/{campaign.pk}/change/"
+    # Listed, selected: saving refuses it by name instead of dropping it unseen.
+    assert f'value="{loop.pk}" selected' in _reviewer_options(client.get(url).content.decode())
     kept = client.post(url, _admin_data(campaign, name="renamed"))
     assert "training-loop: a service account cannot be a campaign reviewer" in (
         kept.content.decode()
