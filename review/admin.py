@@ -45,6 +45,39 @@ class CandidateInline(admin.TabularInline[Candidate, Assignment]):
     can_delete = False
 
 
+# What a reviewer recorded, and the record of recording it, is the reviewer's: the review page
+# writes it and Submit checks it (every candidate tiered, ranks 1, 2, … without gaps, no rank on
+# an exploit, a blocking fix request behind "not mergeable"). An edit here would skip those rules
+# and leave no trail of who changed a reviewer's label. To have a review done again, delete its
+# assignment (its labels and fix requests go with it, and the group's slot is free again).
+RECORDED_BY_THE_REVIEWER = (
+    "group",
+    "reviewer",
+    "status",
+    "started_at",
+    "submitted_at",
+    "active_ms",
+    "last_event_at",
+    "focus_active",
+    "focus_candidate",
+    "imported",
+    "sentinel",
+)
+
+
+class ReviewerRecordAdmin(admin.ModelAdmin[Any]):
+    """Shown, never written (see RECORDED_BY_THE_REVIEWER)."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Assignment)
 class AssignmentAdmin(VersionedAdmin[Assignment]):
     list_display = (
@@ -62,6 +95,22 @@ class AssignmentAdmin(VersionedAdmin[Assignment]):
     readonly_fields = ("imported", "sentinel")
     inlines = [CandidateInline]
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # the queue and the reviews importer make assignments
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
+        # Its labels and fix requests go with it, although their own pages cannot delete them
+        # (one by one that would leave a submitted review with untiered candidates).
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        records = {m._meta.verbose_name for m in (Label, FixRequest)}
+        return deleted, counts, perms_needed - records, protected
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Assignment | None = None) -> Any:
+        if obj is not None and obj.status == Assignment.Status.SUBMITTED:
+            # A submitted review is a record; only its campaign (where it counts) may move.
+            return (*RECORDED_BY_THE_REVIEWER, "expires_at")
+        return super().get_readonly_fields(request, obj)
+
     @admin.display(description="active ms", ordering="active_ms")
     def active_time(self, obj: Assignment) -> str:
         # An imported review recorded no time: absent, not 0.
@@ -69,13 +118,13 @@ class AssignmentAdmin(VersionedAdmin[Assignment]):
 
 
 @admin.register(Label)
-class LabelAdmin(VersionedAdmin[Label]):
+class LabelAdmin(ReviewerRecordAdmin):
     list_display = ("candidate", "tier", "rank_in_tier", "mergeability", "confidence", "updated_at")
     raw_id_fields = ("candidate",)
 
 
 @admin.register(FixRequest)
-class FixRequestAdmin(VersionedAdmin[FixRequest]):
+class FixRequestAdmin(ReviewerRecordAdmin):
     list_display = ("candidate", "path", "line", "side", "severity", "active_ms_before")
     raw_id_fields = ("candidate",)
 

@@ -53,6 +53,11 @@ BASE_FILE_MAX_BYTES = 1_000_000
 TEST_OUTPUT_HEAD = 48_000
 TEST_OUTPUT_TAIL = 16_000
 EVENT_TEXT_MAX = 20_000
+# A system prompt is the harness's, the same for every attempt its agent makes: its wording alone
+# tells a reviewer which agent made a candidate (each family has its own "You are …", tool list
+# and rules, with no name to redact), and it says nothing about what this attempt did. Withheld
+# whole, so a search of the trajectory cannot find it either.
+SYSTEM_PROMPT_WITHHELD = "(the agent's system prompt is withheld: its wording identifies the agent)"
 CACHE_SECONDS = 7 * 24 * 3600
 
 
@@ -428,6 +433,8 @@ def _event(raw: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
     if args is not None and not isinstance(args, str):
         args = json.dumps(args, ensure_ascii=False, indent=1)
     text = str(raw.get("text") or "")
+    if str(raw.get("role") or "").strip().casefold() == "system":
+        args, text = None, SYSTEM_PROMPT_WITHHELD
     cut = len(text) > EVENT_TEXT_MAX
     # Redacted, then every control, bidi and zero-width character shown as a mark.
     return {

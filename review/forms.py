@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -37,6 +38,9 @@ class LabelForm(forms.Form):
     notes = forms.CharField(max_length=10_000, required=False)
     # Comma-separated criteria still pre-filled from the tier (see Label.prefilled).
     prefilled = forms.CharField(max_length=500, required=False)
+    # When the stored label the page's form was filled from was saved ("" for none yet): see
+    # CandidatePanel.label_base. Not a label field.
+    based_on = forms.CharField(max_length=64, required=False)
 
     def clean_prefilled(self) -> list[str]:
         names = [n for n in self.cleaned_data.get("prefilled", "").split(",") if n]
@@ -45,9 +49,21 @@ class LabelForm(forms.Form):
             raise forms.ValidationError(f"Unknown criteria: {', '.join(unknown)}")
         return sorted(set(names), key=CRITERIA.index)
 
+    def clean_based_on(self) -> datetime | None:
+        text = self.cleaned_data.get("based_on", "")
+        if not text:
+            return None
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise forms.ValidationError("Not a time of a saved label.") from None
+        if moment.tzinfo is None:
+            raise forms.ValidationError("Not a time of a saved label.")
+        return moment
+
     def values(self) -> dict[str, Any]:
         # Only fields the browser actually sent: a partial autosave must not blank the rest.
-        return {k: v for k, v in self.cleaned_data.items() if k in self.data}
+        return {k: v for k, v in self.cleaned_data.items() if k in self.data and k != "based_on"}
 
 
 class FixRequestForm(forms.Form):

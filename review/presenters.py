@@ -79,6 +79,14 @@ class CandidatePanel:
     # or a panel fragment); the others' come on demand (views.pages.panel).
     loaded: bool = False
 
+    @property
+    def label_base(self) -> str:
+        """The stored label this page's form is filled from (when it was last saved, "" for
+        none yet): a save sends it back, and one made from a page another tab or window has
+        since saved over is refused (services.reviewing.label_save) instead of writing the
+        page's stale form over the newer label."""
+        return self.label.updated_at.isoformat() if self.label else ""
+
     def label_state(self) -> dict[str, Any]:
         """The label as the page's one label form shows it, for the page script. Free text (the
         notes) stays out of this JSON: it comes escaped in the candidate's panel."""
@@ -89,6 +97,7 @@ class CandidatePanel:
             "mergeability": label.mergeability if label else "",
             "confidence": label.confidence if label else None,
             "prefilled": ",".join(self.prefilled),
+            "based_on": self.label_base,
         }
         for key, _name, value in self.scores:
             state[key] = value

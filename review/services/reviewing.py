@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -35,6 +36,19 @@ class LockedError(ValidationError):
     pass
 
 
+class StaleLabelError(ValidationError):
+    """The label was saved (from another tab or window) after the page asking to save it was
+    filled: that page's form is out of date and would write its old values over the new."""
+
+
+@dataclass(frozen=True)
+class LabelBase:
+    """The stored label a page's label form was filled from: when it was saved, None if the
+    candidate had no label yet."""
+
+    updated_at: datetime | None
+
+
 class SubmissionError(ValidationError):
     """The group cannot be submitted yet: every problem, each with its candidate and field."""
 
@@ -49,9 +63,19 @@ def check_open(assignment: Assignment) -> None:
 
 
 def label_save(
-    *, candidate: Candidate, values: Mapping[str, Any], now: datetime | None = None
+    *,
+    candidate: Candidate,
+    values: Mapping[str, Any],
+    now: datetime | None = None,
+    base: LabelBase | None = None,
 ) -> Label:
-    """Autosave: write the given fields (already cleaned by the form) of one candidate's label."""
+    """Autosave: write the given fields (already cleaned by the form) of one candidate's label.
+
+    With `base` (the label the page's form was filled from), a label saved since then is left
+    as it is and StaleLabelError says why: the page sends its whole form, so its out-of-date
+    values (a blank rank, no pre-filled marks, old notes) would otherwise replace the newer
+    ones saved from another tab or window of the same review.
+    """
     moment = now or timezone.now()
     unknown = set(values) - set(LABEL_FIELDS)
     if unknown:
@@ -60,6 +84,8 @@ def label_save(
         assignment = Assignment.objects.select_for_update().select_related("campaign")
         locked = assignment.get(pk=candidate.assignment_id)
         check_open(locked)
+        if base is not None:
+            _check_base(candidate, base)
         label, _ = Label.objects.get_or_create(candidate=candidate, defaults={"updated_at": moment})
         for field, value in values.items():
             setattr(label, field, value)
@@ -73,6 +99,18 @@ def label_save(
         locked.expires_at = moment + timedelta(minutes=locked.campaign.lease_minutes)
         locked.save(update_fields=["expires_at"])
     return label
+
+
+def _check_base(candidate: Candidate, base: LabelBase) -> None:
+    """Inside label_save's transaction: the assignment row is locked, so no save of this
+    candidate's label comes between this read and the write."""
+    stored = Label.objects.filter(candidate=candidate).values_list("updated_at", flat=True).first()
+    if stored != base.updated_at:
+        raise StaleLabelError(
+            f"Candidate {candidate.alias}'s label was saved from another tab or window after "
+            "this page loaded, so this change was not saved (it would have undone that one). "
+            "Reload the page to see the saved label, then make the change again."
+        )
 
 
 def fix_request_create(

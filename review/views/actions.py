@@ -21,6 +21,7 @@ from review.selectors.reviewing import fix_request_for_reviewer
 from review.services.claims import NothingToMarkError, claim_mark_set
 from review.services.diff_checks import file_by_id
 from review.services.reviewing import (
+    LabelBase,
     NothingToFlagError,
     SubmissionError,
     disagreement_flag,
@@ -55,6 +56,13 @@ def _form_problems(form: LabelForm | FixRequestForm) -> list[str]:
     return [f"{field}: {err}" for field, errs in form.errors.items() for err in errs]
 
 
+def _base(form: LabelForm) -> LabelBase | None:
+    # A post without based_on (a client of its own sending a few fields) is not checked.
+    if "based_on" not in form.data:
+        return None
+    return LabelBase(updated_at=form.cleaned_data["based_on"])
+
+
 @login_required
 @require_POST
 def label(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
@@ -64,7 +72,7 @@ def label(request: HttpRequest, assignment_id: int, token: str) -> HttpResponse:
     if not form.is_valid():
         return _errors(request, assignment, _form_problems(form), candidate.alias)
     try:
-        saved = label_save(candidate=candidate, values=form.values())
+        saved = label_save(candidate=candidate, values=form.values(), base=_base(form))
     except ValidationError as exc:
         return _errors(request, assignment, exc.messages, candidate.alias)
     if wants_json(request):

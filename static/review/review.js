@@ -35,6 +35,10 @@ function start(root) {
     const el = ev.target;
     const tab = el.closest(".rv-tab");
     if (tab) {
+      // Only a plain primary click is the widget's: Ctrl/Cmd+click, Shift+click (and the
+      // middle button, which fires no click) are the browser's, which opens the candidate's own
+      // page of this review (?c=) in a new tab or window; Alt+click is its download.
+      if (ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey) return;
       ev.preventDefault();
       showPanel(ctx, ctx.panels.find((p) => p.dataset.token === tab.dataset.token));
       return;
@@ -122,7 +126,9 @@ function start(root) {
       const next = document.getElementById("rv-next-group") || document.getElementById("rv-back-to-queue");
       if (next) next.focus({ preventScroll: true });
     }
-    ctx.send("focus");
+    // One activity clock per review: a page opened in a background tab (a Ctrl+click on a
+    // tab) says "focus" once shown (timing.js), not while the reviewer reads another page.
+    if (!document.hidden) ctx.send("focus");
     // Keys, forms and tabs answer from here on: what a test (or a script) waits for before
     // acting, since a click that comes earlier is the browser's plain form post.
     root.dataset.ready = "";

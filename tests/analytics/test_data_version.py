@@ -159,15 +159,21 @@ def test_it_sees_an_attempt_status_changed_in_the_admin(
     assert not snapshot_for_page(params=DASHBOARD).fresh
 
 
-def test_it_sees_a_label_edited_in_the_admin(admin_client, django_capture_on_commit_callbacks):
+def test_it_sees_a_submitted_review_deleted_in_the_admin(
+    admin_client, django_capture_on_commit_callbacks
+):
+    # Labels cannot be edited in the admin (review/admin.py); a review is redone by deleting its
+    # assignment, and its labels go with it.
     study = _study()
     labels_refresh()
     assert not labels_stale()
-    label = Label.objects.filter(candidate__attempt=study.attempts[0][2]).first()
+    gone = Assignment.objects.filter(status=Assignment.Status.SUBMITTED).first()
+    url = reverse("admin:review_assignment_delete", args=[gone.pk])
     with django_capture_on_commit_callbacks(execute=True):
-        _admin_save(admin_client, label, tier=Label.Tier.T1)
-    assert Label.objects.get(pk=label.pk).tier == Label.Tier.T1
-    # The stored consensus (exports, calibration) predates the edit.
+        assert admin_client.post(url, {"post": "yes"}).status_code == 302
+    assert not Label.objects.filter(candidate__assignment=gone.pk).exists()
+    assert study.campaign.assignments.count() == 5
+    # The stored consensus (exports, calibration) predates the deletion.
     assert labels_stale()
 
 
@@ -212,44 +218,6 @@ def test_it_sees_a_grader_configuration_renamed_in_the_admin(
     # The dashboards name configurations: the cached ones would show the old name.
     with django_capture_on_commit_callbacks(execute=True):
         _admin_save(admin_client, config, name="grader-renamed")
-    assert not snapshot_for_page(params=DASHBOARD).fresh
-
-
-def test_it_sees_labels_deleted_from_the_admin_list(
-    admin_client, enqueued, django_capture_on_commit_callbacks
-):
-    # Labels were never counted (submitted assignments stood for them): a deleted one went unseen.
-    _study()
-    before = data_fingerprint()
-    with django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post(
-            reverse("admin:review_label_changelist"),
-            {
-                "action": "delete_selected",
-                "_selected_action": [str(Label.objects.first().pk)],
-                "post": "yes",
-            },
-        )
-    assert response.status_code == 302
-    assert data_fingerprint() != before
-
-
-def test_it_sees_a_reviewer_deleted_in_the_user_admin(
-    admin_client, enqueued, django_capture_on_commit_callbacks
-):
-    # Deleting a user deletes their assignments and labels (CASCADE) from Django's own admin.
-    study = _study()
-    _dashboard_computed(enqueued)
-    labels = Label.objects.count()
-    before = data_fingerprint()
-    gone = study.reviewers[1]
-    with django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post(
-            reverse("admin:auth_user_delete", args=[gone.pk]), {"post": "yes"}
-        )
-    assert response.status_code == 302
-    assert Label.objects.count() < labels
-    assert data_fingerprint() != before
     assert not snapshot_for_page(params=DASHBOARD).fresh
 
 

@@ -1,7 +1,10 @@
 """The candidate tabs as a WAI-ARIA tab widget, in real Chromium: roles and states the script
 adds, Left/Right/Home/End moving focus and the candidate shown (automatic activation), Enter and
 Space showing the focused tab's candidate without scrolling the page, the page's shortcuts still
-acting once from a tab and never from a text field, and without script the plain links of before."""
+acting once from a tab and never from a text field, and without script the plain links of before.
+Modified clicks (Ctrl/Cmd, Shift, the middle button) are the browser's: they open the candidate's
+own page of the review, which never saves its out-of-date form over what another page saved. The
+focused tab's ring is never clipped by the sideways-scrolling bar."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from typing import Any
 import pytest
 
 from grading.services.demo import sample_load
-from review.models import Assignment
+from review.models import Assignment, Label
 from review.services.campaigns import campaign_create
 from review.services.queue import assignment_next
 from tests.browser.conftest import login, opened, switched
@@ -254,3 +257,213 @@ def test_without_script_the_tabs_are_plain_links_to_each_candidate(
     assert current.locator(".rv-file").count() > 0  # its diff came with the page
     page.screenshot(path=str(artifacts / "review-tabs-no-script-1440.png"))
     page.context.close()
+
+
+# Every click that reaches the window, with whether something on the way took it over; the
+# Alt and Meta clicks are then stopped here, where the browser's own action for them (a
+# download, or nothing on Linux) is not what is tested.
+CLICKS = """() => {
+  window.__clicks = [];
+  window.addEventListener('click', (ev) => {
+    if (!ev.target.closest('.rv-tab')) return;
+    window.__clicks.push({alias: ev.target.closest('.rv-tab').id, prevented: ev.defaultPrevented});
+    if (ev.altKey || ev.metaKey) ev.preventDefault();
+  });
+  window.__stayed = true;  // gone once the page navigates
+}"""
+
+
+def test_modified_clicks_are_left_to_the_browser_and_a_plain_click_switches_in_place(
+    browser: Any, server_url: str, assignment: Assignment
+) -> None:
+    first, second, third = _aliases(assignment)[:3]
+    errors: list[str] = []
+    page = _open(browser, server_url, assignment, errors)
+    opened(page)
+    page.evaluate(CLICKS)
+    # Ctrl+click, Shift+click and a middle click open the candidate's own page: a new page of
+    # the same review with that candidate shown, and this one stays where it was.
+    for how in ({"modifiers": ["Control"]}, {"modifiers": ["Shift"]}, {"button": "middle"}):
+        with page.context.expect_page() as opening:
+            page.locator(f"#cand-{second}-tab").click(**how)
+        other = opening.value
+        other.wait_for_load_state()
+        assert f"?c={second}" in other.url, how
+        opened(other)
+        assert other.evaluate(CURRENT) == second
+        other.close()
+        assert page.evaluate(CURRENT) == first, how
+    for modifier in ("Alt", "Meta"):
+        page.locator(f"#cand-{third}-tab").click(modifiers=[modifier])
+    clicks = page.evaluate("() => window.__clicks")
+    # The middle button fires no click (auxclick): four clicks, none taken over by the page.
+    expected = [second, second, third, third]
+    assert clicks == [{"alias": f"cand-{a}-tab", "prevented": False} for a in expected]
+    _selected(page, first)
+    # A plain click is the widget's: the candidate is shown in place, without a navigation.
+    page.locator(f"#cand-{third}-tab").click()
+    switched(page)
+    assert page.evaluate(CURRENT) == third
+    _selected(page, third)
+    assert page.evaluate("() => window.__stayed") is True
+    assert page.evaluate("() => window.__clicks.at(-1)") == {
+        "alias": f"cand-{third}-tab",
+        "prevented": True,
+    }
+    assert page.evaluate("() => window.location.hash") == f"#cand-{third}"
+    assert len(page.context.pages) == 1
+    assert errors == []
+    page.context.close()
+
+
+# The focused tab's focus ring (its border box grown by outline-width + outline-offset) and the
+# part of the tab bar that shows its content (the bar scrolls sideways, which clips the rest).
+RING = """() => {
+  const bar = document.querySelector('.rv-tabs');
+  const tab = document.activeElement;
+  const s = getComputedStyle(tab);
+  const grow = parseFloat(s.outlineWidth) + parseFloat(s.outlineOffset);
+  const r = tab.getBoundingClientRect();
+  const b = bar.getBoundingClientRect();
+  const left = b.left + bar.clientLeft, top = b.top + bar.clientTop;
+  return {
+    style: s.outlineStyle, width: parseFloat(s.outlineWidth),
+    ring: {left: r.left - grow, top: r.top - grow, right: r.right + grow, bottom: r.bottom + grow},
+    seen: {left: left, top: top, right: left + bar.clientWidth, bottom: top + bar.clientHeight},
+    scrolls: bar.scrollWidth > bar.clientWidth,
+  };
+}"""
+
+
+def _ring_shown_whole(page: Any) -> dict[str, Any]:
+    geometry = page.evaluate(RING)
+    ring, seen = geometry["ring"], geometry["seen"]
+    assert geometry["style"] == "solid" and geometry["width"] >= 2, geometry
+    assert ring["left"] >= seen["left"] and ring["right"] <= seen["right"], geometry
+    assert ring["top"] >= seen["top"] and ring["bottom"] <= seen["bottom"], geometry
+    return geometry
+
+
+def test_the_focused_tabs_ring_is_never_clipped_by_the_scrolling_bar(
+    browser: Any, server_url: str, artifacts: Path, assignment: Assignment
+) -> None:
+    aliases = _aliases(assignment)
+    errors: list[str] = []
+    page = _open(browser, server_url, assignment, errors)
+    page.set_viewport_size({"width": 700, "height": 900})
+    opened(page)
+    page.locator(f"#cand-{aliases[0]}-tab").focus()
+    page.keyboard.press("End")  # a keyboard focus: the ring shows (:focus-visible)
+    _on(page, aliases[-1])
+    # At 700 px the tabs do not all fit: the last one is reached by scrolling the bar.
+    assert _ring_shown_whole(page)["scrolls"]
+    page.screenshot(path=str(artifacts / "review-tabs-ring-700.png"))
+    # Back at the start, the first tab's ring at the bar's left edge is whole as well.
+    page.keyboard.press("Home")
+    _on(page, aliases[0])
+    _ring_shown_whole(page)
+    assert errors == []
+    page.context.close()
+
+
+STATUS = "() => document.querySelector('.rv-panel.is-current .rv-save-status').textContent"
+
+
+def _status(page: Any, start: str) -> str:
+    page.wait_for_function(f"() => ({STATUS})().startsWith({start!r})")
+    return str(page.evaluate(STATUS))
+
+
+def test_a_page_opened_from_a_tab_never_overwrites_what_another_page_saved(
+    browser: Any, server_url: str, artifacts: Path, assignment: Assignment
+) -> None:
+    """A Ctrl+click opens a second page of the same review. Each page autosaves the whole label
+    form of a candidate: a page that loaded before the other saved must not write its stale
+    copy over the other's (a score set there would blank the tier set here)."""
+    second = _aliases(assignment)[1]
+    candidate = assignment.candidates.get(alias=second)
+    errors: list[str] = []
+    page = _open(browser, server_url, assignment, errors)
+    opened(page)
+    with page.context.expect_page() as opening:
+        page.locator(f"#cand-{second}-tab").click(modifiers=["Control"])
+    other = opening.value
+    other.on("pageerror", lambda e: errors.append(str(e)))
+    opened(other)
+    other.keyboard.press("1")
+    _status(other, "Saved")
+    saved = Label.objects.get(candidate=candidate)
+    # The tier fills in the rank and pre-fills the rubric (marked so until the reviewer sets it).
+    assert (saved.tier, saved.rank_in_tier, saved.confidence) == ("t1", 1, None)
+    assert saved.prefilled
+    # The first page still holds the label as it loaded (none): a score set there is refused,
+    # with what to do, and the tier the other page saved stays.
+    page.locator(f"#cand-{second}-tab").click()
+    switched(page)
+    page.locator(".rv-panel.is-current input[name=confidence][value='4'] + span").click()
+    status = _status(page, "Not saved")
+    assert "another tab or window" in status and "Reload" in status, status
+    label = Label.objects.get(candidate=candidate)
+    assert (label.tier, label.rank_in_tier, label.confidence) == ("t1", 1, None)
+    assert label.prefilled == saved.prefilled
+    page.screenshot(path=str(artifacts / "review-tabs-stale-page.png"))
+    # Reloaded, the page shows the saved tier and saves from there.
+    page.reload()
+    opened(page)
+    assert page.evaluate(CURRENT) == second
+    assert page.locator(".rv-panel.is-current input[name=tier][value=t1]").is_checked()
+    page.locator(".rv-panel.is-current input[name=confidence][value='4'] + span").click()
+    _status(page, "Saved")
+    # Saves in quick succession from one page (the next asked for while one is on its way) are
+    # each based on the one before: none is refused.
+    page.locator(f"#cand-{second}-tab").focus()  # digits on a rubric row are its score
+    for key in ("2", "3", "2"):
+        page.keyboard.press(key)
+    _status(page, "Saved")
+    label = Label.objects.get(candidate=candidate)
+    assert (label.tier, label.confidence) == ("t2", 4)
+    # Now the other page is the stale one.
+    other.keyboard.press("3")
+    _status(other, "Not saved")
+    assert Label.objects.get(candidate=candidate).tier == "t2"
+    assert errors == []
+    page.context.close()
+
+
+# The page as a tab opened in the background has it (Ctrl+click opens one there), until shown.
+HIDDEN = """(() => {
+  let hidden = true;
+  Object.defineProperty(document, 'hidden', {get: () => hidden});
+  Object.defineProperty(document, 'visibilityState', {get: () => hidden ? 'hidden' : 'visible'});
+  window.__show = () => { hidden = false; document.dispatchEvent(new Event('visibilitychange')); };
+})()"""
+
+
+def test_a_page_opened_in_the_background_claims_the_clock_only_once_shown(
+    browser: Any, server_url: str, assignment: Assignment
+) -> None:
+    """The activity clock is one per review: a page loaded in a background tab that said
+    "focus" moved the candidate being timed to its own while the reviewer went on reading
+    the other (until that page's next heartbeat)."""
+    second = _aliases(assignment)[1]
+    errors: list[str] = []
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = ctx.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    login(page, server_url, "alice")
+    sent: list[dict[str, Any]] = []
+    page.on(
+        "request",
+        lambda r: sent.extend(r.post_data_json["events"]) if r.url.endswith("/events") else None,
+    )
+    page.add_init_script(HIDDEN)
+    page.goto(f"{server_url}/review/a/{assignment.pk}/?c={second}#cand-{second}")
+    opened(page)
+    page.wait_for_timeout(300)
+    assert sent == []
+    candidate = assignment.candidates.get(alias=second)
+    with page.expect_request(lambda r: r.url.endswith("/events")):
+        page.evaluate("() => window.__show()")
+    assert sent == [{"kind": "focus", "candidate": candidate.token}]
+    assert errors == []
+    ctx.close()

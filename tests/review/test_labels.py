@@ -6,7 +6,9 @@ from django.core.exceptions import ValidationError
 from review.models import Assignment, Label
 from review.services.queue import assignment_next
 from review.services.reviewing import (
+    LabelBase,
     LockedError,
+    StaleLabelError,
     fix_request_create,
     fix_request_delete,
     label_save,
@@ -32,6 +34,50 @@ def test_it_saves_partial_labels_without_blanking_other_fields(assignment):
     label_save(candidate=c, values={"notes": "tidy"})
     label = Label.objects.get(candidate=c)
     assert (label.tier, label.rank_in_tier, label.notes) == ("t2", 1, "tidy")
+
+
+def test_a_save_based_on_the_stored_label_goes_through_and_moves_the_base_along(assignment):
+    c = assignment.candidates.first()
+    first = label_save(candidate=c, values={"tier": "t2"}, base=LabelBase(updated_at=None))
+    second = label_save(
+        candidate=c, values={"rank_in_tier": 3}, base=LabelBase(updated_at=first.updated_at)
+    )
+    assert second.updated_at > first.updated_at
+    label = Label.objects.get(candidate=c)
+    assert (label.tier, label.rank_in_tier, label.updated_at) == ("t2", 3, second.updated_at)
+
+
+def test_a_save_from_a_page_filled_before_the_last_save_is_refused_and_writes_nothing(
+    assignment,
+):
+    """Two tabs of one review: each sends its whole form, so the one filled before the other
+    saved would blank the rank and the pre-filled marks saved there."""
+    c = assignment.candidates.first()
+    before = label_save(candidate=c, values={"tier": "t1"})
+    newer = label_save(
+        candidate=c, values={"rank_in_tier": 1, "prefilled": ["confidence"], "confidence": 3}
+    )
+    for base in (LabelBase(updated_at=None), LabelBase(updated_at=before.updated_at)):
+        with pytest.raises(StaleLabelError) as info:
+            label_save(
+                candidate=c,
+                values={"rank_in_tier": None, "prefilled": [], "notes": "from the old tab"},
+                base=base,
+            )
+        text = str(info.value)
+        assert f"Candidate {c.alias}'s label was saved from another tab or window" in text
+        assert "Reload the page" in text
+    label = Label.objects.get(candidate=c)
+    assert (label.rank_in_tier, label.prefilled, label.notes) == (1, ["confidence"], "")
+    assert label.updated_at == newer.updated_at
+
+
+def test_a_page_that_saw_no_label_is_refused_once_another_saved_one(assignment):
+    c = assignment.candidates.first()
+    label_save(candidate=c, values={"tier": "t3"}, base=LabelBase(updated_at=None))
+    with pytest.raises(StaleLabelError):
+        label_save(candidate=c, values={"tier": "t1"}, base=LabelBase(updated_at=None))
+    assert Label.objects.get(candidate=c).tier == "t3"
 
 
 def test_an_exploit_is_not_ranked(assignment):

@@ -132,6 +132,50 @@ def test_labels_and_fix_requests_work_as_plain_form_posts(client, assignment, re
     assert bad.status_code == 400 and "not in this candidate" in bad.json()["problems"][0]
 
 
+def _config(response) -> dict:
+    text = response.content.decode()
+    start = text.index('<script id="rv-config" type="application/json">')
+    body = text[text.index(">", start) + 1 : text.index("</script>", start)]
+    return json.loads(body)
+
+
+def test_a_label_post_from_a_page_out_of_date_is_refused_and_says_to_reload(
+    client, assignment, reviewer
+):
+    """The page sends back when the label it was filled from was saved (based_on); a label
+    saved since (another tab or window) is not written over, as JSON or as a plain post."""
+    client.force_login(reviewer)
+    c = assignment.candidates.order_by("position").first()
+    url = reverse("review:label", args=[assignment.pk, c.token])
+    page = reverse("review:page", args=[assignment.pk])
+    assert _config(client.get(page))["labels"][c.token]["based_on"] == ""
+    saved = client.post(url, {"tier": "t2", "rank_in_tier": 1, "based_on": ""}, **JSON).json()
+    assert saved["ok"] is True
+    # The page as loaded now carries the new base, in its JSON and in the plain form.
+    html = client.get(page, {"c": c.alias})
+    assert _config(html)["labels"][c.token]["based_on"] == saved["saved_at"]
+    assert f'name="based_on" value="{saved["saved_at"]}"' in html.content.decode()
+    # A second page still based on no label (or an old one) is refused, and nothing changes.
+    stale = client.post(url, {"rank_in_tier": "", "notes": "old", "based_on": ""}, **JSON)
+    assert stale.status_code == 400
+    assert "another tab or window" in stale.json()["problems"][0]
+    plain = client.post(url, {"rank_in_tier": "", "based_on": ""}, follow=True)
+    assert "Reload the page" in plain.content.decode()
+    label = Label.objects.get(candidate=c)
+    assert (label.tier, label.rank_in_tier, label.notes) == ("t2", 1, "")
+    # Based on the last save it goes through; a based_on that is not a time is a clear error.
+    again = client.post(url, {"rank_in_tier": 2, "based_on": saved["saved_at"]}, **JSON)
+    assert again.json()["ok"] is True
+    assert Label.objects.get(candidate=c).rank_in_tier == 2
+    bad = client.post(url, {"rank_in_tier": 3, "based_on": "yesterday"}, **JSON)
+    assert bad.status_code == 400 and bad.json()["problems"] == [
+        "based_on: Not a time of a saved label."
+    ]
+    # A client that does not send based_on is not checked (a partial save of its own).
+    assert client.post(url, {"rank_in_tier": 4}, **JSON).json()["ok"] is True
+    assert Label.objects.get(candidate=c).rank_in_tier == 4
+
+
 def test_submit_reports_problems_as_json_then_locks(client, assignment, reviewer):
     client.force_login(reviewer)
     url = reverse("review:submit", args=[assignment.pk])

@@ -308,6 +308,12 @@ ADMIN_OVERRIDES: dict[str, dict[str, str]] = {
 for _model in ("run", "step", "task", "group", "attempt", "patch", "trajectory", "trajectorychunk"):
     ADMIN_OVERRIDES[f"admin/grading/{_model}/add/"] = {"superuser": "403"}
     ADMIN_OVERRIDES[f"admin/grading/{_model}/<path:object_id>/delete/"] = {"superuser": "403"}
+# What reviewers recorded is theirs (review/admin.py): labels and fix requests are shown, never
+# added, changed or deleted by hand; assignments come from the queue and the reviews importer.
+ADMIN_OVERRIDES["admin/review/assignment/add/"] = {"superuser": "403"}
+for _model in ("label", "fixrequest"):
+    ADMIN_OVERRIDES[f"admin/review/{_model}/add/"] = {"superuser": "403"}
+    ADMIN_OVERRIDES[f"admin/review/{_model}/<path:object_id>/delete/"] = {"superuser": "403"}
 
 
 def admin_model_route(model: type[Model], route: str, override: Mapping[str, str]) -> Route:

@@ -24,7 +24,11 @@ export function save(ctx, form) {
   setStatus(ctx, token, "Saving…");
   ctx.saving = ctx.saving.then(async () => {
     if (latest.get(token) !== mine) return; // a newer save of this candidate follows
+    // Based on the label as this page last saved it, read now: a save asked for while the one
+    // before was on its way is based on that one, not on what the form held when asked.
+    if (body.has("based_on")) body.set("based_on", ctx.labels[token].based_on || "");
     const data = await sendForm(ctx, url, body).catch(() => ({ ok: false, problems: ["Network error: not saved."] }));
+    if (data.ok) rebase(ctx, token, data.saved_at);
     if (latest.get(token) !== mine) return; // asked for again while this one was on its way
     if (data.ok) {
       updateTab(ctx, token, data.tier, data.rank);
@@ -37,6 +41,14 @@ export function save(ctx, form) {
     }
   });
   return ctx.saving;
+}
+
+// The server refuses a save based on a label saved since (from another tab or window of the
+// same review: its whole form would undo that save). What this page saved is what it is based on.
+function rebase(ctx, token, savedAt) {
+  ctx.labels[token].based_on = savedAt;
+  const form = ctx.labelForm;
+  if (form && token === ctx.labelToken && form.elements.based_on) form.elements.based_on.value = savedAt;
 }
 
 function setStatus(ctx, token, text) {
