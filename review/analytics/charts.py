@@ -93,11 +93,9 @@ def _y_axis(c: Chart, y: _Scale, ticks: Sequence[float], digits: int = 1) -> Non
 
 
 def _ci_drawn(ci: dict | None) -> bool:
-    return (
-        bool(ci)
-        and ci["estimate"] is not None
-        and interval_shown(int(ci.get("n_tasks") or 0), ci["low"], ci["high"])
-    )
+    if not ci or ci["estimate"] is None:
+        return False
+    return interval_shown(int(ci.get("n_tasks") or 0), ci["low"], ci["high"])
 
 
 def ci_rows(title: str, csv: str, rows: Sequence[tuple[str, dict | None]]) -> Chart:

@@ -116,7 +116,7 @@ def known_filters(filters: Filters) -> tuple[Filters, list[str]]:
     per dropped value: an unknown run or campaign would otherwise give empty figures (and a
     picker showing "all") without a word. A few indexed lookups, one per value set."""
     errors: list[str] = []
-    drop: dict[str, None] = {}
+    drop: dict[str, Any] = {}
     if filters.run is not None and not Run.objects.filter(name=filters.run).exists():
         errors.append(f"unknown run {filters.run!r}")
         drop["run"] = None

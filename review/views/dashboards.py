@@ -278,7 +278,7 @@ def export_download(request: HttpRequest, what: str) -> HttpResponse:
     fmt = request.GET.get("format", "csv")
     filters, errors = _checked_filters(request, also=("format",))
     if fmt not in FORMATS:
-        errors.insert(0, f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})")
+        return _bad_request([f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})", *errors])
     if errors:
         # An export of another slice than the one asked for (or of nothing) would pass for it.
         return _bad_request(errors)

@@ -27,7 +27,7 @@ RUBRIC_B = [4, 3, 3, 2]
 
 
 def _qa_study():
-    task = TaskFactory()
+    task = TaskFactory.create()
     a = make_study(1, len(TIERS_A), run="run-a", reviewers=1, tasks=[task])
     b = make_study(1, len(TIERS_B), run="run-b", reviewers=1, tasks=[task])
     review_group(a.campaign, a.groups[0], a.attempts[0], a.reviewers[0], TIERS_A, rubric=RUBRIC_A)

@@ -55,7 +55,7 @@ def test_an_unknown_run_is_dropped_so_the_picker_and_figures_agree(staff_client,
 
 
 def test_known_values_raise_no_message(staff_client, enqueued, study):
-    config = GraderConfigFactory()
+    config = GraderConfigFactory.create()
     query = (
         f"run=sample-run&step=1&repo=owner/repo&campaign={study.campaign.pk}"
         f"&config={config.pk}&reviewer={study.reviewers[0].pk}&unit=attempt"

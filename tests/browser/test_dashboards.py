@@ -108,6 +108,7 @@ def test_a_configuration_without_an_interval_says_so_inside_the_chart(
     rich_study()
     # One more configuration, graded on one reviewed group: an estimate but no interval.
     group = Group.objects.order_by("pk").first()
+    assert group is not None
     atts = list(group.attempts.filter(test_reward=1.0).order_by("index"))
     grade_group(group, atts, [1, 1, 2, 3][: len(atts)], config="one-task-grader")
     StaffFactory(username="lead")
