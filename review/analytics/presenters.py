@@ -174,9 +174,10 @@ def _audit(p: dict[str, Any]) -> Table:
             s["n_tasks"],
             *s["tier_share"].values(),
             s["mean_quality"],
-            s["n_with_quality"],
-            s["no_quality"]["prefilled"],
-            s["no_quality"]["unscored"],
+            # A snapshot computed before these counts existed leaves them empty.
+            s.get("n_with_quality"),
+            s.get("no_quality", {}).get("prefilled"),
+            s.get("no_quality", {}).get("unscored"),
         ]
         for s in p["sides"]
     ]

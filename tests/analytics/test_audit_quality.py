@@ -98,3 +98,21 @@ def test_a_candidate_without_any_rubric_score_is_counted_apart(staff_client, enq
     assert side_b["no_quality"] == {"prefilled": 0, "unscored": 1}
     assert side_b["mean_quality"] == pytest.approx(statistics.fmean([4, 3, 3]))
     assert side_a["no_quality"] == {"prefilled": 3, "unscored": 0}
+
+
+def test_the_csv_of_an_audit_computed_before_the_counts_still_downloads(staff_client, enqueued):
+    from review.models import StatsSnapshot
+
+    _qa_study()
+    _payload(staff_client)
+    snap = StatsSnapshot.objects.get()
+    for side in snap.payload["sides"]:
+        for key in ("n_with_quality", "n_no_quality", "no_quality"):
+            del side[key]
+    snap.save(update_fields=["payload"])
+    url = reverse("dashboards:csv", args=["audit"]) + "?a=run-a&b=run-b&kind=audit"
+    response = staff_client.get(url)
+    assert response.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert rows[0]["n_with_quality"] == "" and rows[0]["n_candidates"] == "7"
+    assert staff_client.get(AUDIT).status_code == 200
