@@ -4,18 +4,61 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from grading.admin.data_version import VersionedAdmin
+from grading.services.tokens import SERVICE_ACCOUNTS_GROUP
+from review.forms import OfferedChoices
 from review.models import Assignment, Campaign, Candidate, Disagreement, FixRequest, Label
+from review.services.campaigns import reviewers_check, service_reviewers_refuse
 from review.services.impact import campaign_impact_refresh
+
+
+class CampaignAdminForm(forms.ModelForm[Campaign]):
+    """The admin's edit refuses what the staff form refuses: a service account as a reviewer
+    (always, so an existing one must be taken out before anything else is saved), and k above
+    the number of reviewers (when either changes: imported campaigns keep their own k)."""
+
+    class Meta:
+        model = Campaign
+        fields = "__all__"  # noqa: DJ007 — the admin's own field list decides what is shown
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Service accounts are not offered; one already on this campaign stays listed (and
+        # selected), so that saving refuses it by name instead of dropping it unseen.
+        field = self.fields.get("reviewers")
+        if isinstance(field, forms.ModelMultipleChoiceField) and field.queryset is not None:
+            current = self.instance.reviewers.all() if self.instance.pk else User.objects.none()
+            people = field.queryset.exclude(groups__name=SERVICE_ACCOUNTS_GROUP)
+            field.widget.choices = OfferedChoices(field, (people | current).distinct())
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        reviewers = data.get("reviewers")
+        overlap = data.get("overlap")
+        if reviewers is None:
+            return data
+        try:
+            if overlap is not None and {"overlap", "reviewers"} & set(self.changed_data):
+                reviewers_check(reviewers=reviewers, overlap=overlap)
+            else:
+                service_reviewers_refuse(reviewers)
+        except ValidationError as exc:
+            self.add_error(
+                "overlap" if getattr(exc, "code", None) == "overlap" else "reviewers", exc
+            )
+        return data
 
 
 @admin.register(Campaign)
 class CampaignAdmin(VersionedAdmin[Campaign]):
+    form = CampaignAdminForm
     list_filter = ("origin", "status", "reveal_policy")
     filter_horizontal = ("reviewers",)
     readonly_fields = ("filters", "origin", "import_sources", "created_at")

@@ -7,8 +7,11 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
+from django.forms.models import ModelChoiceIterator
 
 from grading.models import GraderConfig, Run, Task
+from grading.services.tokens import SERVICE_ACCOUNTS_GROUP
 from review.models import Campaign, Disagreement, FixRequest, Label
 from review.models.reviewing import CRITERIA
 
@@ -77,6 +80,49 @@ class FixRequestForm(forms.Form):
     )
 
 
+class OfferedChoices(ModelChoiceIterator):
+    """The field's choices drawn from a narrower queryset than the one it validates against."""
+
+    def __init__(self, field: forms.ModelChoiceField, queryset: QuerySet[Any]) -> None:
+        super().__init__(field)
+        self.queryset = queryset
+
+
+class ReviewersField(forms.ModelMultipleChoiceField):
+    """Offers people only (never a service account) and marks staff, who are not blind.
+
+    It validates against every active account, so that a posted service account (a script, an
+    old page) is refused by the service with its reason rather than "not one of the available
+    choices"; a blank value is no reviewer, not "“” is not a valid value"."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        users = get_user_model().objects.filter(is_active=True).order_by("username")
+        super().__init__(
+            queryset=users,
+            widget=forms.CheckboxSelectMultiple,
+            error_messages={"required": "Choose at least one reviewer."},
+            **kwargs,
+        )
+        self.offered = users.exclude(groups__name=SERVICE_ACCOUNTS_GROUP)
+        self.widget.choices = OfferedChoices(self, self.offered)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ReviewersField:
+        # Each form gets its own copy, whose queryset setter resets the widget's choices.
+        result: ReviewersField = super().__deepcopy__(memo)
+        result.offered = self.offered.all()
+        result.widget.choices = OfferedChoices(result, result.offered)
+        return result
+
+    def clean(self, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            value = [v for v in value if v not in ("", None)]
+        return super().clean(value)
+
+    def label_from_instance(self, obj: Any) -> str:
+        name = obj.get_username()
+        return f"{name} (staff: can read grader verdicts, not blind)" if obj.is_staff else name
+
+
 class CampaignForm(forms.Form):
     name = forms.CharField(max_length=200)
     run = forms.ModelChoiceField(queryset=Run.objects.order_by("name"), required=False)
@@ -88,9 +134,12 @@ class CampaignForm(forms.Form):
         empty_value=None,
         required=False,
     )
-    reviewers = forms.ModelMultipleChoiceField(
-        queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
-        widget=forms.CheckboxSelectMultiple,
+    reviewers = ReviewersField()
+    allow_staff = forms.BooleanField(
+        required=False,
+        label="Let staff accounts review",
+        help_text="Staff can read the grader's verdicts (admin, dashboards, adjudication), so a "
+        "staff reviewer is not blind: their labels measure the grader less well.",
     )
     overlap = forms.IntegerField(min_value=1, max_value=20, initial=2, label="Overlap k")
     show_trajectories = forms.BooleanField(required=False, initial=True)

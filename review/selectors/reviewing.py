@@ -14,6 +14,7 @@ from django.db.models import Count, Exists, F, OuterRef, Prefetch, QuerySet
 
 from grading.models import Attempt, GraderRun, Group
 from grading.selectors.synthetic import run_is_synthetic, synthetic_q
+from grading.services.tokens import SERVICE_ACCOUNTS_GROUP
 from review.models import Assignment, Campaign, CampaignGroup, Candidate, FixRequest
 from review.sentinels import MIN_GAP_WHEN_IDLE, SubmittedGroup, sentinel_pick
 
@@ -230,8 +231,16 @@ def campaign_overview(*, campaign_id: int) -> dict[str, Any]:
     by_group: dict[int, list[Assignment]] = {}
     for a in assignments:
         by_group.setdefault(a.group_id, []).append(a)
+    reviewers = list(campaign.reviewers.all())
+    service = set(
+        campaign.reviewers.filter(groups__name=SERVICE_ACCOUNTS_GROUP).values_list("pk", flat=True)
+    )
     return {
         "campaign": campaign,
+        # Made before the form and the admin refused them: its API tokens are refused
+        # (grading.services.tokens) until it is taken out; staff can read grader verdicts.
+        "service_reviewers": [u.get_username() for u in reviewers if u.pk in service],
+        "staff_reviewers": [u.get_username() for u in reviewers if u.is_staff],
         "n_synthetic": sum(1 for e in entries if run_is_synthetic(e.group.step.run)),
         "rows": [(e, by_group.get(e.group_id, [])) for e in entries],
         "counts": {

@@ -188,12 +188,18 @@ def disagree(request: HttpRequest, assignment_id: int, token: str) -> HttpRespon
     assignment = own_assignment(request, assignment_id)
     candidate = own_candidate(assignment, token)
     try:
-        disagreement_flag(candidate=candidate, note=request.POST.get("note", ""))
-    except NothingToFlagError:
+        flag = disagreement_flag(candidate=candidate, note=request.POST.get("note", ""))
+    except NothingToFlagError as exc:
+        if wants_json(request):
+            return JsonResponse({"ok": False, "problems": exc.messages}, status=404)
         raise Http404("Nothing to disagree with.") from None
     except ValidationError as exc:
         return _errors(request, assignment, exc.messages, candidate.alias)
-    messages.success(request, f"Flagged {candidate.alias} for adjudication.")
+    done = f"Flagged {candidate.alias} for adjudication."
+    if wants_json(request):
+        # No flag id: ids count every reviewer's flags, which are not this reviewer's to see.
+        return JsonResponse({"ok": True, "candidate": candidate.alias, "status": flag.status})
+    messages.success(request, done)
     return _back(assignment, candidate.alias)
 
 

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from gagar_site.access import staff_required
 from review.forms import AdjudicationForm
 from review.models import Campaign, Disagreement
 from review.selectors.adjudication import (
+    AdjudicationCase,
     adjudication_case,
     disagreement_counts,
     disagreement_queue,
 )
 from review.services.adjudication import disagreement_reopen, disagreement_resolve
+from review.views._common import wants_json
 
 STATUSES = {"open": Disagreement.Status.OPEN, "resolved": Disagreement.Status.RESOLVED, "all": ""}
 
@@ -50,6 +53,10 @@ def adjudication_detail(request: HttpRequest, disagreement_id: int) -> HttpRespo
     except Disagreement.DoesNotExist:
         raise Http404("No such flag.") from None
     form = AdjudicationForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and case.flag.status == Disagreement.Status.RESOLVED:
+        # Resolved meanwhile (another tab, another adjudicator): said whatever was posted, since
+        # the page then shows the outcome, not the form and its errors.
+        return _refused(request, case, form, [already_resolved(case.flag)], status=409)
     if request.method == "POST" and form.is_valid():
         try:
             disagreement_resolve(
@@ -60,14 +67,50 @@ def adjudication_detail(request: HttpRequest, disagreement_id: int) -> HttpRespo
                 by=request.user,  # type: ignore[arg-type]  # staff_required: authenticated
             )
         except ValidationError as exc:
+            # A resolution that won the race since the case was read is a conflict, too.
+            case.flag.refresh_from_db()
+            resolved = case.flag.status == Disagreement.Status.RESOLVED
+            if resolved:
+                return _refused(request, case, form, [already_resolved(case.flag)], status=409)
             form.add_error(None, exc)
-        else:
-            messages.success(request, "Resolved.")
-            following = disagreement_queue().exclude(pk=case.flag.pk).first()
-            if following is not None:
-                return redirect("review:adjudication-detail", disagreement_id=following.pk)
-            return redirect("review:adjudication-list")
-    status = 400 if request.method == "POST" else 200
+            return _refused(request, case, form, exc.messages, status=400)
+        following = disagreement_queue().exclude(pk=case.flag.pk).first()
+        url = (
+            reverse("review:adjudication-detail", args=[following.pk])
+            if following is not None
+            else reverse("review:adjudication-list")
+        )
+        if wants_json(request):
+            return JsonResponse({"ok": True, "next": url})
+        messages.success(request, "Resolved.")
+        return redirect(url)
+    if request.method == "POST":
+        problems = [f"{field}: {e}" for field, errs in form.errors.items() for e in errs]
+        return _refused(request, case, form, problems, status=400)
+    return render(request, "review/staff/adjudication_detail.html", {"case": case, "form": form})
+
+
+def already_resolved(flag: Disagreement) -> str:
+    by = flag.resolved_by.get_username() if flag.resolved_by else "someone"
+    when = f" at {flag.resolved_at:%Y-%m-%d %H:%M}" if flag.resolved_at else ""
+    return (
+        f"Flag #{flag.pk} is already resolved ({flag.get_resolution_display()}, by {by}{when}); "
+        "nothing was changed. Reopen it to change the outcome."
+    )
+
+
+def _refused(
+    request: HttpRequest,
+    case: AdjudicationCase,
+    form: AdjudicationForm,
+    problems: list[str],
+    *,
+    status: int,
+) -> HttpResponse:
+    if wants_json(request):
+        return JsonResponse({"ok": False, "problems": problems}, status=status)
+    if status == 409:
+        form.add_error(None, problems)
     return render(
         request,
         "review/staff/adjudication_detail.html",

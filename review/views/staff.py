@@ -11,7 +11,7 @@ from gagar_site.access import staff_required
 from review.forms import CampaignForm
 from review.models import Campaign
 from review.selectors.reviewing import campaign_overview, campaigns_for_staff
-from review.services.campaigns import campaign_create
+from review.services.campaigns import campaign_create, reviewers_check
 
 
 @staff_required
@@ -26,6 +26,9 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         try:
+            reviewers_check(
+                reviewers=d["reviewers"], overlap=d["overlap"], allow_staff=d["allow_staff"]
+            )
             campaign = campaign_create(
                 name=d["name"],
                 created_by=request.user if request.user.is_authenticated else None,
@@ -44,7 +47,10 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
                 impact_config=d["impact_config"],
             )
         except ValidationError as exc:
-            form.add_error(None, exc)
+            # Shown beside the input it is about (reviewers, overlap), else above the form.
+            code = getattr(exc, "code", None)
+            field = code if code in ("reviewers", "overlap") else None
+            form.add_error(field, exc)
         else:
             messages.success(request, f"Campaign “{campaign.name}” created.")
             return redirect("review:staff-detail", campaign_id=campaign.pk)

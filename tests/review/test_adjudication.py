@@ -206,3 +206,21 @@ def test_the_data_package_carries_the_flag_and_its_outcome_but_not_the_notes(
     ]
     text = (tmp_path / result.files["attempts"]).read_text()
     assert "SECRET" not in text and "too generous" not in text
+
+
+@pytest.mark.parametrize("data", [{"resolution": "grader_right"}, {}])
+def test_resolving_an_already_resolved_flag_says_so(client, staff, flagged, data):
+    disagreement_resolve(
+        disagreement=flagged, resolution="reviewer_right", adjudicated_tier="", note="", by=staff
+    )
+    client.force_login(staff)
+    url = reverse("review:adjudication-detail", args=[flagged.pk])
+    response = client.post(url, data)
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert f"Flag #{flagged.pk} is already resolved" in page and "Reopen it" in page
+    as_json = client.post(url, data, HTTP_ACCEPT="application/json")
+    assert as_json.status_code == 409
+    assert "already resolved" in as_json.json()["problems"][0]
+    flagged.refresh_from_db()
+    assert flagged.resolution == "reviewer_right"

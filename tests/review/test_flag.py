@@ -62,7 +62,7 @@ def test_the_page_shows_the_flag_instead_of_an_empty_form(client, revealed, revi
     assert not Disagreement.objects.exists()
     page_url = reverse("review:page", args=[assignment.pk])
     forms_before = client.get(page_url).content.decode().count('class="rv-flag-form"')
-    client.post(url, {"note": "the grader missed the debug print"})
+    assert client.post(url, {"note": "the grader missed the debug print"}).status_code == 302
     page = client.get(page_url).content.decode()
     assert "Flagged for adjudication" in page
     assert "the grader missed the debug print" in page
@@ -71,3 +71,16 @@ def test_the_page_shows_the_flag_instead_of_an_empty_form(client, revealed, revi
     again = client.post(url, {"note": "changed my mind"}, follow=True)
     assert "already flagged" in again.content.decode()
     assert Disagreement.objects.get().note == "the grader missed the debug print"
+
+
+def test_a_flag_asked_for_in_json_answers_json(client, revealed, reviewer):
+    assignment, candidate = revealed
+    client.force_login(reviewer)
+    url = reverse("review:disagree", args=[assignment.pk, candidate.token])
+    json_accept = {"HTTP_ACCEPT": "application/json"}
+    response = client.post(url, {"note": "too generous"}, **json_accept)
+    assert response.status_code == 200
+    assert response.json() == {"ok": True, "candidate": candidate.alias, "status": "open"}
+    assert Disagreement.objects.get().note == "too generous"
+    again = client.post(url, {"note": "again"}, **json_accept)
+    assert again.status_code == 400 and "already flagged" in again.json()["problems"][0]
