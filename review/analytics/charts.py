@@ -92,17 +92,28 @@ def _y_axis(c: Chart, y: _Scale, ticks: Sequence[float], digits: int = 1) -> Non
         c.add("text", cls="tick", x=PAD_L - 6, y=y(t) + 4, text=fmt(t, digits), anchor="end")
 
 
+def _ci_drawn(ci: dict | None) -> bool:
+    if not ci or ci["estimate"] is None:
+        return False
+    return interval_shown(int(ci.get("n_tasks") or 0), ci["low"], ci["high"])
+
+
 def ci_rows(title: str, csv: str, rows: Sequence[tuple[str, dict | None]]) -> Chart:
-    """One horizontal row per label: the estimate as a dot, the 95% CI as a bar."""
+    """One horizontal row per label: the estimate as a dot, the 95% CI as a bar.
+
+    A row without an interval (no estimate, or too few tasks for one) gets no dot: a point on
+    the shared axis reads as a measurement (a one-task κ of 0 from a grader giving one tier
+    read as "κ = 0"). It says "no estimate" and why in words, from the plot's left edge so the
+    words fit (placed after a dot near 1 they ran off the chart), with any point value.
+    """
     height = PAD_T + PAD_B + 28 * max(len(rows), 1)
     c = Chart(title, csv, height=height)
-    vals = [
-        v for _, ci in rows if ci for v in (ci["low"], ci["high"], ci["estimate"]) if v is not None
-    ]
-    if not vals:
+    drawn = [ci for _, ci in rows if ci and _ci_drawn(ci)]
+    vals = [v for ci in drawn for v in (ci["low"], ci["high"], ci["estimate"])]
+    if not drawn and not any(ci and ci["estimate"] is not None for _, ci in rows):
         c.empty = "No data for this chart in the current slice."
         return c
-    lo, hi = min(0.0, *vals), max(1.0, *vals)
+    lo, hi = min([0.0, *vals]), max([1.0, *vals])
     left = 200
     x = _Scale(lo, hi, left, c.width - PAD_R)
     for t in (lo, (lo + hi) / 2, hi) if lo < 0 else (0.0, 0.25, 0.5, 0.75, 1.0):
@@ -111,16 +122,20 @@ def ci_rows(title: str, csv: str, rows: Sequence[tuple[str, dict | None]]) -> Ch
     for i, (label, ci) in enumerate(rows):
         cy = PAD_T + 14 + 28 * i
         c.add("text", cls="label", x=left - 8, y=cy + 4, text=label[:30], anchor="end")
-        if not ci or ci["estimate"] is None:
-            c.add("text", cls="muted", x=left + 4, y=cy + 4, text="undefined")
-            continue
-        if interval_shown(int(ci.get("n_tasks") or 0), ci["low"], ci["high"]):
+        if ci and _ci_drawn(ci):
             tip = f"{label}: {fmt(ci['estimate'], 3)} [{fmt(ci['low'], 3)}, {fmt(ci['high'], 3)}]"
             c.add("line", cls="ci", x=x(ci["low"]), y=cy, x2=x(ci["high"]), y2=cy, title=tip)
+            c.add("circle", cls="point", x=x(ci["estimate"]), y=cy, r=5, title=tip)
+            continue
+        if not ci or ci["estimate"] is None:
+            note = "no estimate"
         else:
-            tip = f"{label}: {fmt(ci['estimate'], 3)} ({TOO_FEW_TASKS})"
-            c.add("text", cls="muted", x=x(ci["estimate"]) + 10, y=cy + 4, text=TOO_FEW_TASKS)
-        c.add("circle", cls="point", x=x(ci["estimate"]), y=cy, r=5, title=tip)
+            n = int(ci.get("n_tasks") or 0)
+            note = (
+                f"no estimate: {TOO_FEW_TASKS} ({n} task{'' if n == 1 else 's'}; "
+                f"point value {fmt(ci['estimate'])})"
+            )
+        c.add("text", cls="muted no-estimate", x=left + 4, y=cy + 4, text=note)
     return c
 
 

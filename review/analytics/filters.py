@@ -6,11 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from grading.models import GraderConfig, Run, Step, Task
 from grading.selectors.synthetic import synthetic_config_names, synthetic_run_names
@@ -22,6 +22,10 @@ N_RESAMPLES = 2000
 UNIT_PATCH = "patch"
 UNIT_ATTEMPT = "attempt"
 UNITS = {UNIT_PATCH: "distinct patches", UNIT_ATTEMPT: "attempts"}
+
+
+# The query parameters that are filters; a page or download may accept a few more of its own.
+FILTER_PARAMS = ("run", "step", "repo", "campaign", "config", "reviewer", "unit")
 
 
 def _int(value: str | None) -> int | None:
@@ -94,6 +98,64 @@ class Filters:
         if self.campaign is not None:
             q &= Q(**{f"{prefix}campaigns__id": self.campaign})
         return q
+
+
+def unknown_params(query: Mapping[str, str], *, also: tuple[str, ...] = ()) -> list[str]:
+    """One error per query parameter that is neither a filter nor one of `also` (a misspelt
+    filter would otherwise select everything without a word)."""
+    known = (*FILTER_PARAMS, *also)
+    return [
+        f"unknown parameter {name!r} (known: {', '.join(known)})"
+        for name in query
+        if name not in known
+    ]
+
+
+def known_filters(filters: Filters) -> tuple[Filters, list[str]]:
+    """The filters with every value that names nothing in the database dropped, and one error
+    per dropped value: an unknown run or campaign would otherwise give empty figures (and a
+    picker showing "all") without a word. A few indexed lookups, one per value set."""
+    errors: list[str] = []
+    drop: dict[str, Any] = {}
+    if filters.run is not None and not Run.objects.filter(name=filters.run).exists():
+        errors.append(f"unknown run {filters.run!r}")
+        drop["run"] = None
+    if filters.step is not None:
+        steps = Step.objects.filter(number=filters.step)
+        if "run" not in drop and filters.run is not None:
+            steps = steps.filter(run__name=filters.run)
+        if not steps.exists():
+            where = f" in run {filters.run!r}" if "run" not in drop and filters.run else ""
+            errors.append(f"unknown step {filters.step}{where}")
+            drop["step"] = None
+    if filters.repo is not None and not Task.objects.filter(repo=filters.repo).exists():
+        errors.append(f"unknown repository {filters.repo!r}")
+        drop["repo"] = None
+    # A reviewer is someone with an assignment, as in the picker (`filter_options`).
+    checks: tuple[tuple[str, str, QuerySet[Any], str], ...] = (
+        ("campaign", "campaign", Campaign.objects.all(), "pk"),
+        ("config", "grader configuration", GraderConfig.objects.all(), "pk"),
+        ("reviewer", "reviewer", Assignment.objects.all(), "reviewer_id"),
+    )
+    for name, what, rows, column in checks:
+        value = getattr(filters, name)
+        if value is not None and not rows.filter(**{column: value}).exists():
+            errors.append(f"unknown {what} {value}")
+            drop[name] = None
+    return (replace(filters, **drop) if drop else filters), errors
+
+
+def audit_side_error(label: str, side: str) -> str | None:
+    """Why an audit side ("run" or "run@step") names nothing, or None when it names a run (and
+    that run has the step)."""
+    run, at, step = side.partition("@")
+    if at and not step.isdigit():
+        return f"{label}: the step after @ must be a whole number, got {side!r}"
+    if not Run.objects.filter(name=run).exists():
+        return f"{label}: unknown run {run!r}"
+    if at and not Step.objects.filter(run__name=run, number=int(step)).exists():
+        return f"{label}: run {run!r} has no step {int(step)}"
+    return None
 
 
 @dataclass(frozen=True)

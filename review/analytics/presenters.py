@@ -154,9 +154,31 @@ def _claims(p: dict[str, Any]) -> Table:
 
 
 def _audit(p: dict[str, Any]) -> Table:
-    cols = ["side", "n_candidates", "n_tasks", "share_t1", "share_t2", "share_t3", "mean_quality"]
+    cols = [
+        "side",
+        "n_candidates",
+        "n_tasks",
+        "share_t1",
+        "share_t2",
+        "share_t3",
+        "mean_quality",
+        "n_with_quality",
+        # Candidates in the shares but not in quality: every score left pre-filled, or none.
+        "n_no_quality_prefilled",
+        "n_no_quality_unscored",
+    ]
     rows: list[list[Any]] = [
-        [s["side"], s["n_candidates"], s["n_tasks"], *s["tier_share"].values(), s["mean_quality"]]
+        [
+            s["side"],
+            s["n_candidates"],
+            s["n_tasks"],
+            *s["tier_share"].values(),
+            s["mean_quality"],
+            # A snapshot computed before these counts existed leaves them empty.
+            s.get("n_with_quality"),
+            s.get("no_quality", {}).get("prefilled"),
+            s.get("no_quality", {}).get("unscored"),
+        ]
         for s in p["sides"]
     ]
     w = p["win_rate"]

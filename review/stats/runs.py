@@ -88,21 +88,24 @@ def status_rates_by_step(records: Iterable[AttemptStatusRecord]) -> dict[RunStep
 
 @dataclass(frozen=True)
 class AuditCandidate:
-    """A passing candidate in a blind audit of two runs."""
+    """A passing candidate with a tier in a blind audit of two runs."""
 
     run: Hashable
     task: Hashable
     tier: int
-    quality: float  # weighted quality score (rubric, 1-5)
+    # Weighted quality score (rubric, 1-5); None when unknown (e.g. every rubric score its
+    # reviewers gave was left pre-filled): still in the tier distribution, not in quality.
+    quality: float | None
 
 
 @dataclass(frozen=True)
 class RunAudit:
     tier_share: dict[Hashable, dict[int, float]]  # run → tier → share of its passing candidates
-    mean_quality: dict[Hashable, float | None]
+    mean_quality: dict[Hashable, float | None]  # over its candidates with a quality
+    n_with_quality: dict[Hashable, int]
     win_rate: BootstrapCI  # run a's candidates beat run b's, pooled pairs, ties 0.5
     n_pairs: int
-    n_tasks: int  # tasks where both runs have a passing candidate
+    n_tasks: int  # tasks where both runs have a passing candidate with a quality
 
 
 def audit_two_runs(
@@ -115,21 +118,26 @@ def audit_two_runs(
 ) -> RunAudit:
     """Tier distribution, mean quality and pairwise win rate of run a over run b.
 
-    The win rate compares every (a, b) pair of passing candidates on the same task by quality
-    score (ties 0.5) and pools the pairs; its CI resamples tasks.
+    The tier distribution counts every candidate; mean quality and the win rate only those with
+    a quality. The win rate compares every (a, b) pair of such candidates on the same task by
+    quality score (ties 0.5) and pools the pairs; its CI resamples tasks.
     """
     cands = [c for c in candidates if c.run in (run_a, run_b)]
     tier_share: dict[Hashable, dict[int, float]] = {}
     mean_quality: dict[Hashable, float | None] = {}
+    n_with_quality: dict[Hashable, int] = {}
     for run in (run_a, run_b):
         mine = [c for c in cands if c.run == run]
         tiers = np.array([c.tier for c in mine])
         tier_share[run] = {t: float(np.mean(tiers == t)) if mine else 0.0 for t in (1, 2, 3)}
-        mean_quality[run] = float(np.mean([c.quality for c in mine])) if mine else None
+        scored = [c.quality for c in mine if c.quality is not None]
+        mean_quality[run] = float(np.mean(scored)) if scored else None
+        n_with_quality[run] = len(scored)
 
     per_task: dict[Hashable, dict[Hashable, list[float]]] = defaultdict(lambda: defaultdict(list))
     for c in cands:
-        per_task[c.task][c.run].append(c.quality)
+        if c.quality is not None:
+            per_task[c.task][c.run].append(c.quality)
     sums = []
     for runs in per_task.values():
         qa, qb = np.array(runs[run_a]), np.array(runs[run_b])
@@ -143,4 +151,6 @@ def audit_two_runs(
         n_resamples=n_resamples,
         seed=seed,
     )
-    return RunAudit(tier_share, mean_quality, ci, int(table[:, 1].sum()), len(table))
+    return RunAudit(
+        tier_share, mean_quality, n_with_quality, ci, int(table[:, 1].sum()), len(table)
+    )

@@ -23,7 +23,15 @@ from grading.selectors.synthetic import synthetic_config_names, synthetic_group_
 from grading.services.exports import FORMATS
 from review.analytics.archive import export_archive
 from review.analytics.audit import HUMANS
-from review.analytics.filters import Filters, SnapshotParams, audit_sides, filter_options
+from review.analytics.filters import (
+    Filters,
+    SnapshotParams,
+    audit_side_error,
+    audit_sides,
+    filter_options,
+    known_filters,
+    unknown_params,
+)
 from review.analytics.presenters import CSV_TABLES, STAT_LABELS, agreement_charts, audit_chart
 from review.analytics.snapshots import snapshot_for_page, snapshot_payload
 from review.models import StatsSnapshot
@@ -44,8 +52,26 @@ HEADLINE_ORDER = (
 GATE_STATS = ("kappa", "concordance", "t3_recall", "exact", "alpha", "top1")
 
 
-def _agreement_params(request: HttpRequest) -> tuple[Filters, SnapshotParams, list[str]]:
+def _checked_filters(
+    request: HttpRequest, *, also: tuple[str, ...] = ()
+) -> tuple[Filters, list[str]]:
+    """The request's filters, every unparsable or unknown value dropped and reported (and every
+    parameter that is no filter nor one of `also`)."""
     filters, errors = Filters.from_query(request.GET)
+    filters, unknown = known_filters(filters)
+    return filters, [*errors, *unknown, *unknown_params(request.GET, also=also)]
+
+
+def _bad_request(errors: list[str]) -> HttpResponse:
+    return HttpResponse(
+        "".join(f"{e}\n" for e in errors), status=400, content_type="text/plain; charset=utf-8"
+    )
+
+
+def _agreement_params(
+    request: HttpRequest, *, also: tuple[str, ...] = ()
+) -> tuple[Filters, SnapshotParams, list[str]]:
+    filters, errors = _checked_filters(request, also=also)
     return (
         filters,
         SnapshotParams(kind=StatsSnapshot.Kind.AGREEMENT, filters=filters.as_json()),
@@ -92,11 +118,17 @@ def chart_csv(request: HttpRequest, chart: str) -> HttpResponse:
     if chart not in CSV_TABLES:
         raise Http404("No such chart.")
     if request.GET.get("kind") == StatsSnapshot.Kind.AUDIT:
-        params = _audit_params(request)
-        if params is None:
+        audit_params, errors = _audit_params(request)
+        if errors:
+            return _bad_request(errors)
+        if audit_params is None:
             raise Http404("Choose two runs.")
+        params = audit_params
     else:
-        params = _agreement_params(request)[1]
+        _, params, errors = _agreement_params(request, also=("kind",))
+        if errors:
+            # A CSV of a slice other than the one asked for would pass for it.
+            return _bad_request(errors)
     payload = snapshot_payload(params=params)
     if payload is None:
         response = HttpResponse(
@@ -115,19 +147,29 @@ def chart_csv(request: HttpRequest, chart: str) -> HttpResponse:
     return response
 
 
-def _audit_params(request: HttpRequest) -> SnapshotParams | None:
+def _audit_params(request: HttpRequest) -> tuple[SnapshotParams | None, list[str]]:
+    """The audit's parameters (None until both sides are chosen), and why they name nothing:
+    an unknown run, step or grader configuration is said, not drawn as an empty audit."""
     a, b = request.GET.get("a", "").strip(), request.GET.get("b", "").strip()
     source = request.GET.get("source", HUMANS).strip() or HUMANS
-    if not a or not b or not (source == HUMANS or source.isdigit()):
-        return None
-    if ("@" in a and not a.partition("@")[2].isdigit()) or (
-        "@" in b and not b.partition("@")[2].isdigit()
-    ):
-        return None
-    return SnapshotParams(
-        kind=StatsSnapshot.Kind.AUDIT,
-        filters=Filters().as_json(),
-        extra={"a": a, "b": b, "source": source},
+    errors: list[str] = []
+    for label, side in (("A", a), ("B", b)):
+        error = audit_side_error(label, side) if side else None
+        if error:
+            errors.append(error)
+    if source != HUMANS and not source.isdigit():
+        errors.append(f"judged by: {source!r} is neither humans nor a grader configuration id")
+    elif source != HUMANS:
+        errors += [f"judged by: {e}" for e in known_filters(Filters(config=int(source)))[1]]
+    if errors or not a or not b:
+        return None, errors
+    return (
+        SnapshotParams(
+            kind=StatsSnapshot.Kind.AUDIT,
+            filters=Filters().as_json(),
+            extra={"a": a, "b": b, "source": source},
+        ),
+        [],
     )
 
 
@@ -135,7 +177,7 @@ def _audit_params(request: HttpRequest) -> SnapshotParams | None:
 @require_GET
 @staff_required
 def audit(request: HttpRequest) -> HttpResponse:
-    params = _audit_params(request)
+    params, errors = _audit_params(request)
     a, b = request.GET.get("a", ""), request.GET.get("b", "")
     options = filter_options()
     synthetic_runs = options.synthetic_runs
@@ -150,6 +192,7 @@ def audit(request: HttpRequest) -> HttpResponse:
         "b": b,
         "source": request.GET.get("source", HUMANS),
         "params": params,
+        "errors": errors,
         "query": request.GET.urlencode(),
     }
     if params is not None:
@@ -211,7 +254,7 @@ def gate(request: HttpRequest) -> HttpResponse:
 @require_GET
 @staff_required
 def export(request: HttpRequest) -> HttpResponse:
-    filters, errors = Filters.from_query(request.GET)
+    filters, errors = _checked_filters(request, also=("format",))
     return render(
         request,
         "dashboards/export.html",
@@ -230,10 +273,15 @@ def export(request: HttpRequest) -> HttpResponse:
 def export_download(request: HttpRequest, what: str) -> HttpResponse:
     """A zip of the export and its manifest, built in a temporary directory and streamed from
     disk (the writers hold one batch in memory; the response reads the file in blocks)."""
-    fmt = request.GET.get("format", "csv")
-    if what not in ("labels", "package") or fmt not in FORMATS:
+    if what not in ("labels", "package"):
         raise Http404("No such export.")
-    filters, _ = Filters.from_query(request.GET)
+    fmt = request.GET.get("format", "csv")
+    filters, errors = _checked_filters(request, also=("format",))
+    if fmt not in FORMATS:
+        return _bad_request([f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})", *errors])
+    if errors:
+        # An export of another slice than the one asked for (or of nothing) would pass for it.
+        return _bad_request(errors)
     archive = export_archive(what=what, fmt=fmt, filters=filters)
     name = f"gagar-{what}-{timezone.now():%Y%m%d-%H%M%S}.zip"
     response = FileResponse(

@@ -84,3 +84,66 @@ def test_too_few_tasks_print_the_estimate_without_an_interval():
     many = {"estimate": 0.6, "low": 0.41, "high": 0.77, "n_tasks": 12}
     assert ci_interval(many) == "[0.41, 0.77]"
     assert ci_label(many) == "95% CI [0.410, 0.770]"
+
+
+def _ci_chart_rows(chart):
+    """Per row label: the circles and texts drawn on its line (y within the row)."""
+    out = {}
+    for s in chart.shapes:
+        if s.kind == "text" and s.cls == "label":
+            out[s.text] = {"y": s.y - 4, "dots": [], "texts": []}
+    for s in chart.shapes:
+        for row in out.values():
+            if abs(s.y - row["y"]) < 0.01 and s.kind == "circle":
+                row["dots"].append(s)
+            if abs(s.y - 4 - row["y"]) < 0.01 and s.kind == "text" and s.cls != "label":
+                row["texts"].append(s)
+    return out
+
+
+def test_a_configuration_without_an_interval_gets_no_dot_and_says_so():
+    """QA: default:analysis (one reviewed task) was a dot at 0.00 in the κ chart, reading as
+    κ = 0; with no estimate at all it said "undefined"."""
+    from review.analytics.charts import ci_rows
+
+    chart = ci_rows(
+        "κ with 95% CI per grader configuration",
+        "per_config",
+        [
+            ("careful", {"estimate": 0.87, "low": 0.81, "high": 0.91, "n_tasks": 5}),
+            ("default:analysis", {"estimate": 0.0, "low": 0.0, "high": 0.0, "n_tasks": 1}),
+            ("never reviewed", {"estimate": None, "low": None, "high": None, "n_tasks": 0}),
+        ],
+    )
+    rows = _ci_chart_rows(chart)
+    assert len(rows["careful"]["dots"]) == 1
+    assert rows["default:analysis"]["dots"] == [] and rows["never reviewed"]["dots"] == []
+    (one_task,) = rows["default:analysis"]["texts"]
+    assert one_task.text == (
+        "no estimate: too few tasks for an interval (1 task; point value 0.00)"
+    )
+    assert [t.text for t in rows["never reviewed"]["texts"]] == ["no estimate"]
+
+
+# 11 px system-ui averages under 6 px a character (digits and lower case).
+CHAR_PX = 6.0
+
+
+def test_the_too_few_tasks_note_fits_in_the_chart():
+    """QA: "too few tasks for an interv…" was cut at the right edge of the concordance chart
+    (the note started after a dot near 1)."""
+    from review.analytics.charts import ci_rows
+
+    chart = ci_rows(
+        "Pairwise concordance with 95% CI per grader configuration",
+        "per_config",
+        [
+            ("careful", {"estimate": 0.97, "low": 0.93, "high": 1.0, "n_tasks": 5}),
+            ("default:analysis", {"estimate": 0.96, "low": 0.96, "high": 0.96, "n_tasks": 1}),
+        ],
+    )
+    notes = [s for s in chart.shapes if s.kind == "text" and "too few" in s.text]
+    assert notes
+    for s in notes:
+        assert s.anchor == "start"
+        assert s.x + CHAR_PX * len(s.text) <= chart.width, s.text

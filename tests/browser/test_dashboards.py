@@ -7,6 +7,7 @@ import pytest
 
 from review.models import StatsSnapshot
 from tests.analytics.conftest import run_worker
+from tests.analytics.factories import grade_group
 from tests.analytics.scenario import rich_study
 from tests.browser.conftest import login
 from tests.factories import StaffFactory
@@ -79,3 +80,52 @@ def test_it_draws_the_dashboard(browser, server_url, artifacts, monkeypatch):
     assert page.locator('[data-stat="win_rate"] .stat-value').inner_text() != "—"
     page.screenshot(path=str(artifacts / "dashboard-audit.png"), full_page=True)
     assert problems == []
+
+
+# Every text of a chart inside its drawing (user units of the viewBox), measured by Chromium.
+TEXT_OUTSIDE = """() => {
+  const out = [];
+  for (const svg of document.querySelectorAll('figure.chart svg[viewBox]')) {
+    const width = svg.viewBox.baseVal.width;
+    for (const t of svg.querySelectorAll('text')) {
+      const b = t.getBBox();
+      if (b.x < -0.5 || b.x + b.width > width + 0.5) out.push(t.textContent);
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_a_configuration_without_an_interval_says_so_inside_the_chart(
+    browser, server_url, artifacts, monkeypatch, width
+):
+    """QA: a one-task configuration was a dot (at 0.00 in the κ chart, reading as κ = 0) and
+    its "too few tasks for an interval" note was cut off at the chart's right edge."""
+    from grading.models import Group
+
+    monkeypatch.setattr("review.tasks.compute_snapshot_task.apply_async", lambda **kw: None)
+    rich_study()
+    # One more configuration, graded on one reviewed group: an estimate but no interval.
+    group = Group.objects.order_by("pk").first()
+    assert group is not None
+    atts = list(group.attempts.filter(test_reward=1.0).order_by("index"))
+    grade_group(group, atts, [1, 1, 2, 3][: len(atts)], config="one-task-grader")
+    StaffFactory(username="lead")
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    problems = _watch(page)
+    login(page, server_url, "lead")
+    page.goto(f"{server_url}/dashboards/")
+    assert run_worker() == 1
+    page.goto(f"{server_url}/dashboards/")
+    charts = page.locator("figure.chart").filter(has_text="per grader configuration")
+    assert charts.count() == 2
+    for i in range(2):
+        chart = charts.nth(i)
+        note = chart.locator("text.no-estimate")
+        assert note.count() == 1
+        assert note.text_content().startswith("no estimate: too few tasks for an interval (1 task")
+        chart.screenshot(path=str(artifacts / f"per-config-{i}-{width}.png"))
+    assert page.evaluate(TEXT_OUTSIDE) == []
+    assert problems == []
+    page.close()

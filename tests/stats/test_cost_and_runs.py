@@ -84,3 +84,39 @@ def test_it_audits_runs_without_overlap():
     got = audit_two_runs([AuditCandidate("a", "t", 1, 4.0)], "a", "b", n_resamples=10)
     assert got.win_rate.estimate is None and got.mean_quality["b"] is None
     assert np.isclose(sum(got.tier_share["a"].values()), 1.0)
+
+
+def test_candidates_without_a_quality_count_in_the_tiers_only():
+    """QA's case: 2 T1, 3 T2, 2 T3 whose T2 quality is unknown (scores left pre-filled). The
+    tiers count all seven; quality and the win rate the four with a quality. Checked against
+    pandas (shares), statistics (mean) and scipy's Mann–Whitney U (pairs won, ties half)."""
+    import statistics
+
+    import pandas as pd
+    from scipy.stats import mannwhitneyu
+
+    a = [(1, 4.6), (1, 4.2), (2, None), (2, None), (2, None), (3, 2.2), (3, 1.8)]
+    b = [(1, 4.2), (2, 3.4), (2, 3.0), (3, 2.0)]
+    cands = [AuditCandidate("a", "t", t, q) for t, q in a] + [
+        AuditCandidate("b", "t", t, q) for t, q in b
+    ]
+    got = audit_two_runs(cands, "a", "b", n_resamples=50, seed=0)
+
+    shares = pd.Series([t for t, _ in a]).value_counts(normalize=True)
+    assert got.tier_share["a"] == pytest.approx({t: shares.get(t, 0.0) for t in (1, 2, 3)})
+    assert got.tier_share["a"][2] == pytest.approx(3 / 7)
+    known_a = [q for _, q in a if q is not None]
+    assert got.mean_quality["a"] == pytest.approx(statistics.fmean(known_a))
+    assert got.n_with_quality == {"a": 4, "b": 4}
+    qb = [q for _, q in b]
+    u = mannwhitneyu(known_a, qb, alternative="two-sided").statistic
+    assert got.win_rate.estimate == pytest.approx(u / (len(known_a) * len(qb)))
+    assert got.n_pairs == 16 and got.n_tasks == 1
+
+
+def test_a_side_with_no_quality_at_all_has_no_mean_and_no_pairs():
+    cands = [AuditCandidate("a", "t", 2, None), AuditCandidate("b", "t", 1, 4.0)]
+    got = audit_two_runs(cands, "a", "b", n_resamples=10, seed=0)
+    assert got.tier_share["a"] == {1: 0.0, 2: 1.0, 3: 0.0}
+    assert got.mean_quality["a"] is None and got.n_with_quality["a"] == 0
+    assert got.win_rate.estimate is None and got.n_pairs == 0 and got.n_tasks == 0
