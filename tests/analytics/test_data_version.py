@@ -204,6 +204,7 @@ def test_it_sees_a_campaigns_reviewers_changed_in_the_admin(
             study.campaign,
             created_by=str(study.reviewers[1].pk),
             reviewers=[str(study.reviewers[0].pk)],
+            overlap=1,  # one reviewer can complete a group only at k = 1 (the admin checks)
         )
     assert list(Campaign.objects.get(pk=study.campaign.pk).reviewers.all()) == [study.reviewers[0]]
     assert data_fingerprint() != before

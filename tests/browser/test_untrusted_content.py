@@ -44,8 +44,10 @@ def _hostile_group() -> Group:
     attempts = [a for a in obj["attempts"] if a["status"] == "valid" and a["test_reward"] > 0][:2]
     for a in attempts:
         a["test_output"] = "output " + PAYLOAD
-        a["trajectory"]["events"][0]["text"] = "thought " + PAYLOAD
-        a["trajectory"]["events"][0]["args"] = PAYLOAD
+        # The first event the reviewer is shown (a system prompt is withheld whole).
+        shown = next(e for e in a["trajectory"]["events"] if e.get("role") != "system")
+        shown["text"] = "thought " + PAYLOAD
+        shown["args"] = PAYLOAD
     attempts[0]["patch"] = (
         f"diff --git a/{HOSTILE_NAME} b/{HOSTILE_NAME}\n"
         f"new file mode 100644\n--- /dev/null\n+++ b/{HOSTILE_NAME}\n@@ -0,0 +1,3 @@\n"
@@ -95,7 +97,9 @@ def test_hostile_content_renders_inert(browser, server_url, artifacts):
         for row in panel.locator("td.d-code").all()[:20]:
             row.hover()
         check(f"candidate {tab.inner_text()}")
-    assert page.locator(".rv-panel.is-current .rv-event").first.inner_text().count("<script>") >= 1
+    events = page.locator(".rv-panel.is-current .rv-event")
+    assert "withheld" in events.first.inner_text()
+    assert events.nth(1).inner_text().count("<script>") >= 1
     page.screenshot(path=str(artifacts / "hostile-review.png"))
     first = page.locator(".rv-tab").first
     first.click()
