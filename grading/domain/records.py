@@ -17,7 +17,7 @@ from typing import Any
 
 from grading.domain.patches import PatchStats
 from grading.domain.test_outputs import KeptOutput, TestOutputFile
-from grading.domain.wording import shown
+from grading.domain.wording import shown, string_path
 
 # PatchFile.source_path / target_path are 1,024-character columns.
 MAX_PATH_CHARS = 1024
@@ -228,21 +228,7 @@ def id_problem(value: str) -> str | None:
 
 def find_nul(value: object, path: str) -> str | None:
     """Where a NUL character hides in a JSON value: PostgreSQL text and jsonb refuse it."""
-    if isinstance(value, str):
-        return path if "\x00" in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if "\x00" in str(key):
-                return f"{path}.{shown(key)}"
-            found = find_nul(item, f"{path}.{key}")
-            if found:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = find_nul(item, f"{path}[{index}]")
-            if found:
-                return found
-    return None
+    return string_path(value, path, lambda text: "\x00" in text)
 
 
 def patch_names_problem(stats: PatchStats) -> str | None:

@@ -16,7 +16,8 @@ three things, and each needs its own answer:
 from __future__ import annotations
 
 import json
-from typing import Any
+
+from grading.domain.wording import string_path
 
 # How much of the start decides whether it is binary.
 HEAD_BYTES = 8192
@@ -58,24 +59,9 @@ def binary_problem(head: bytes) -> str | None:
     return None
 
 
-def _stray_path(value: Any, path: str) -> str | None:
-    """Where a byte decoded by `surrogateescape` (U+DC80..U+DCFF) sits: the key or value."""
-    if isinstance(value, str):
-        return path if any("\udc80" <= c <= "\udcff" for c in value) else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            here = f"{path}.{key}"
-            if _stray_path(key, here):
-                return here
-            found = _stray_path(item, here)
-            if found:
-                return found
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            found = _stray_path(item, f"{path}[{i}]")
-            if found:
-                return found
-    return None
+def _stray(text: str) -> bool:
+    """A byte decoded by `surrogateescape` (U+DC80..U+DCFF) is in the text."""
+    return any("\udc80" <= c <= "\udcff" for c in text)
 
 
 def stray_byte_field(line: bytes) -> str | None:
@@ -85,7 +71,7 @@ def stray_byte_field(line: bytes) -> str | None:
         value = json.loads(line.decode("utf-8", "surrogateescape"))
     except (ValueError, RecursionError):
         return None
-    return _stray_path(value, "$")
+    return string_path(value, "$", _stray)
 
 
 def utf8_message(data: bytes, exc: UnicodeDecodeError, field: str | None, *, unit: str) -> str:

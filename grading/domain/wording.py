@@ -9,6 +9,7 @@ Schema error in those words, with the value found.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 # A message must not repeat a megabyte back: longer values are cut, with an ellipsis.
@@ -28,6 +29,26 @@ def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
     except (TypeError, ValueError, RecursionError):
         text = str(value)
     return text if len(text) <= limit else text[: max(limit - 20, 10)] + "…"
+
+
+def string_path(value: object, path: str, hit: Callable[[str], bool]) -> str | None:
+    """The JSON path (`$.task.problem_statement`) of the first string in `value`, key or value,
+    that `hit` accepts; a key is shown as JSON (what it holds may not print). None if none."""
+    if isinstance(value, str):
+        return path if hit(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if hit(str(key)):
+                return f"{path}.{shown(key)}"
+            found = string_path(item, f"{path}.{key}", hit)
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = string_path(item, f"{path}[{index}]", hit)
+            if found:
+                return found
+    return None
 
 
 def listed(values: Any) -> str:
